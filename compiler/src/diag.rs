@@ -1,0 +1,183 @@
+//! Diagnostics: `FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the
+//! offending text, the way clang and rustc show them.
+
+use crate::frontend::ast::Span;
+use std::fmt::Write as _;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// One message about the input, pointing at a span of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub span: Span,
+    pub message: String,
+    /// Further lines, each optionally pointing somewhere (e.g. "previous definition is here").
+    pub notes: Vec<(Option<Span>, String)>,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            span,
+            message: message.into(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(span, message)
+        }
+    }
+
+    pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Diagnostic {
+        self.notes.push((span, note.into()));
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// A source file with a line index, for turning byte offsets into `line:column`.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let col = self.text[start..floor_char_boundary(&self.text, offset)]
+            .chars()
+            .count();
+        (line + 1, col + 1)
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        let start = self.line_starts[line - 1];
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&e| e - 1);
+        self.text[start..end].trim_end_matches('\r')
+    }
+
+    /// Renders a diagnostic: the header line, the source line and a caret line.
+    pub fn render(&self, d: &Diagnostic) -> String {
+        let mut out = String::new();
+        let (line, col) = self.line_col(d.span.start);
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: {}: {}",
+            self.name,
+            line,
+            col,
+            d.severity.as_str(),
+            d.message
+        );
+        self.snippet(&mut out, d.span);
+        for (span, note) in &d.notes {
+            match span {
+                Some(s) => {
+                    let (l, c) = self.line_col(s.start);
+                    let _ = writeln!(out, "{}:{}:{}: note: {}", self.name, l, c, note);
+                    self.snippet(&mut out, *s);
+                }
+                None => {
+                    let _ = writeln!(out, "note: {note}");
+                }
+            }
+        }
+        out
+    }
+
+    fn snippet(&self, out: &mut String, span: Span) {
+        let (line, col) = self.line_col(span.start);
+        let text = self.line_text(line);
+        let gutter = line.to_string().len().max(3);
+        let _ = writeln!(out, "{line:>gutter$} | {text}");
+        // The caret line copies tabs so that the caret lines up however tabs are shown.
+        let mut marker: String = text
+            .chars()
+            .take(col - 1)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let (end_line, end_col) = self.line_col(span.end);
+        let width = if end_line == line && end_col > col {
+            end_col - col
+        } else {
+            1
+        };
+        marker.push('^');
+        marker.extend(std::iter::repeat_n('~', width - 1));
+        let _ = writeln!(out, "{:>gutter$} | {marker}", "");
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_file_line_col_and_caret() {
+        let f = SourceFile::new("k.ptx", "line one\n\tfoo.u32 %r1;\n");
+        let d = Diagnostic::error(Span::new(10, 13), "unknown opcode `foo`");
+        assert_eq!(
+            f.render(&d),
+            "k.ptx:2:2: error: unknown opcode `foo`\n  2 | \tfoo.u32 %r1;\n    | \t^~~\n"
+        );
+    }
+
+    #[test]
+    fn end_of_file_positions() {
+        let f = SourceFile::new("e.ptx", "");
+        assert_eq!(f.line_col(0), (1, 1));
+        let f = SourceFile::new("e.ptx", "a\nb");
+        assert_eq!(f.line_col(3), (2, 2));
+        assert_eq!(f.line_col(99), (2, 2));
+    }
+}

@@ -1,0 +1,51 @@
+//! The compilation pipeline, in one place. Each stage is a function call here; the stages
+//! themselves live in their own modules.
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::frontend::{self, ast::Module, check::Arch, check::ModuleInfo};
+use std::io::Write as _;
+use std::path::Path;
+
+/// A parsed and checked PTX module.
+#[derive(Debug)]
+pub struct Checked {
+    pub module: Module,
+    pub info: ModuleInfo,
+    /// Warnings found along the way.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Stage 1, the frontend: parse, then check. On failure returns every diagnostic found.
+pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>> {
+    let module = frontend::parse(&src.text).map_err(|d| vec![d])?;
+    let (info, warnings) = frontend::check::check(&module, arch)?;
+    Ok(Checked {
+        module,
+        info,
+        warnings,
+    })
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// failure never leaves a partial file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

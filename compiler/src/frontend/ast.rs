@@ -1,0 +1,486 @@
+//! The PTX abstract syntax tree, as the grammar builds it: structural, with a byte span on
+//! everything a diagnostic may point at. Meaning (types, state spaces, which modifiers an opcode
+//! takes) is checked later by `check.rs` against the instruction table in `isa.rs`.
+
+use std::fmt;
+
+/// A byte range in the source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// A name (identifier, directive word, modifier) with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+impl Name {
+    pub fn new(text: &str, l: usize, r: usize) -> Name {
+        Name {
+            text: text.to_string(),
+            span: Span::new(l, r),
+        }
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A whole `.ptx` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub items: Vec<Item>,
+}
+
+/// A module-level statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `.version 8.7`
+    Version { text: Name },
+    /// `.target sm_90a, texmode_independent, debug`
+    Target { targets: Vec<Name>, span: Span },
+    /// `.address_size 64`
+    AddressSize { size: Expr, span: Span },
+    /// `.file 1 "name.cu"[, timestamp, size]`
+    File {
+        index: Expr,
+        path: Name,
+        rest: Vec<Expr>,
+        span: Span,
+    },
+    /// `.section .debug_info { ... }` (debug information; kept verbatim, not interpreted)
+    Section {
+        name: Name,
+        items: Vec<SectionItem>,
+        span: Span,
+    },
+    /// A variable in any state space.
+    Var(VarDecl),
+    /// `.entry` / `.func`, declaration or definition.
+    Function(Box<Function>),
+    /// `.alias fAlias, fBody;`
+    Alias {
+        alias: Name,
+        aliasee: Name,
+        span: Span,
+    },
+    /// `.pragma "...";` at module level.
+    Pragma { args: Vec<Name>, span: Span },
+}
+
+/// One line of a `.section` body: `.b8 1, 2, 3`, `.b32 .debug_abbrev`, or a label.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SectionItem {
+    Data { ty: Name, values: Vec<SectionValue> },
+    Label(Name),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SectionValue {
+    Expr(Expr),
+    /// A reference to another section, with an optional offset: `.debug_info+123`.
+    SectionRef(Name, Option<Expr>),
+}
+
+/// `.visible`, `.extern`, `.weak`, `.common`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    Visible,
+    Extern,
+    Weak,
+    Common,
+}
+
+impl fmt::Display for Linkage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Linkage::Visible => ".visible",
+            Linkage::Extern => ".extern",
+            Linkage::Weak => ".weak",
+            Linkage::Common => ".common",
+        })
+    }
+}
+
+/// A state space, where it is a declaration's head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Reg,
+    Sreg,
+    Param,
+    Local,
+    Shared,
+    Global,
+    Const,
+    Tex,
+}
+
+impl Space {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Space::Reg => ".reg",
+            Space::Sreg => ".sreg",
+            Space::Param => ".param",
+            Space::Local => ".local",
+            Space::Shared => ".shared",
+            Space::Global => ".global",
+            Space::Const => ".const",
+            Space::Tex => ".tex",
+        }
+    }
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An attribute word in a declaration or parameter: `.align 8`, `.v4`, `.u32`, `.ptr`,
+/// `.global` (after `.ptr`), `.attribute(.managed)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attr {
+    pub word: Name,
+    /// The number after `.align` (or any word followed by an integer).
+    pub value: Option<Expr>,
+    /// The words in `.attribute( ... )`.
+    pub args: Vec<Name>,
+}
+
+/// A declared name: `x`, `%r<100>`, `buf[16][4]`, `arr[]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    pub name: Name,
+    /// `%r<100>`: a family of 100 registers `%r0`…`%r99`.
+    pub range: Option<Expr>,
+    /// Array dimensions; `None` for `[]`.
+    pub dims: Vec<Option<Expr>>,
+    pub init: Option<Init>,
+    pub span: Span,
+}
+
+/// `[linkage] space attrs declarators ;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    pub linkage: Vec<(Linkage, Span)>,
+    pub space: Space,
+    pub space_span: Span,
+    pub attrs: Vec<Attr>,
+    pub decls: Vec<Declarator>,
+    pub span: Span,
+}
+
+/// An initializer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    Expr(Expr),
+    List(Vec<Init>, Span),
+}
+
+/// A function parameter (`.param` or `.reg`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamDecl {
+    pub space: Space,
+    pub attrs: Vec<Attr>,
+    pub decl: Declarator,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    Entry,
+    Func,
+}
+
+/// A performance directive or attribute after the parameter list:
+/// `.maxntid 128, 1, 1`, `.explicitcluster`, `.noreturn`, `.pragma "nounroll";`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Directive {
+    pub name: Name,
+    pub args: Vec<Expr>,
+    /// String arguments (`.pragma`).
+    pub strings: Vec<Name>,
+    pub span: Span,
+}
+
+/// `.entry` / `.func`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub linkage: Vec<(Linkage, Span)>,
+    pub kind: FunctionKind,
+    pub kind_span: Span,
+    pub name: Name,
+    /// Return parameters of a `.func`: `.func (.param .b32 r) f(...)`.
+    pub returns: Option<Vec<ParamDecl>>,
+    pub params: Option<Vec<ParamDecl>>,
+    pub directives: Vec<Directive>,
+    /// `None` for a declaration (`... ;`).
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+/// `{ statements }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// A statement in a function body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Var(VarDecl),
+    Label(Name),
+    Instr(Instruction),
+    Block(Block),
+    /// `.pragma "nounroll";`
+    Pragma(Directive),
+    /// `.loc file line col [, more]`
+    Loc(Directive),
+    /// `name: .callprototype (.param .b32 _) _ (.param .b64 _);`
+    CallPrototype(CallPrototype),
+    /// `ts: .branchtargets L1, L2;` or `.calltargets f, g;` (for `brx.idx` and indirect `call`).
+    Targets {
+        name: Name,
+        kind: Name,
+        targets: Vec<Name>,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallPrototype {
+    pub name: Name,
+    pub returns: Option<Vec<ParamDecl>>,
+    pub params: Vec<ParamDecl>,
+    pub directives: Vec<Directive>,
+    pub span: Span,
+}
+
+/// `@p` or `@!p`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guard {
+    pub negated: bool,
+    pub pred: Name,
+    pub span: Span,
+}
+
+/// `[@[!]pred] opcode{.modifier} operand, … ;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub guard: Option<Guard>,
+    pub opcode: Name,
+    pub modifiers: Vec<Name>,
+    pub operands: Vec<Operand>,
+    pub span: Span,
+}
+
+/// An instruction operand.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A register, symbol, label, immediate or constant expression (`%r1`, `%tid.x`, `sym+4`,
+    /// `-1`, `0f3F800000`).
+    Expr(Expr),
+    /// `!%p`: a negated predicate source.
+    Not(Expr, Span),
+    /// `[addr]`, `[addr+imm]`, `[tex, {coords}]`.
+    Address(Vec<Operand>, Span),
+    /// `{a, b, c, d}`
+    Vector(Vec<Operand>, Span),
+    /// `( … )`: argument and return lists of `call`.
+    List(Vec<Operand>, Span),
+    /// `a|b`: a pair of destinations (setp, elect.sync, …).
+    Pair(Expr, Expr, Span),
+    /// `_`: a destination whose value is discarded.
+    Sink(Span),
+}
+
+impl Operand {
+    pub fn span(&self) -> Span {
+        match self {
+            Operand::Expr(e) => e.span(),
+            Operand::Not(_, s)
+            | Operand::Address(_, s)
+            | Operand::Vector(_, s)
+            | Operand::List(_, s)
+            | Operand::Pair(_, _, s)
+            | Operand::Sink(s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+    LogNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    LogAnd,
+    LogOr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::And => "&",
+            BinOp::Or => "|",
+            BinOp::Xor => "^",
+            BinOp::LogAnd => "&&",
+            BinOp::LogOr => "||",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+}
+
+/// Literal kinds, kept as written so that diagnostics can quote them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LitKind {
+    Int,
+    HexF32,
+    HexF64,
+    Float,
+}
+
+/// An expression: names, literals and constant arithmetic.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A register, symbol or label; `component` is the `.x` of `%tid.x`.
+    Name { name: Name, component: Option<Name> },
+    Lit {
+        kind: LitKind,
+        text: String,
+        span: Span,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+        span: Span,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        span: Span,
+    },
+    /// `c ? a : b`
+    Cond {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        other: Box<Expr>,
+        span: Span,
+    },
+    /// `generic(sym)` and similar operator-like calls in initializers.
+    Call {
+        func: Name,
+        args: Vec<Expr>,
+        span: Span,
+    },
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Name { name, component } => match component {
+                Some(c) => name.span.to(c.span),
+                None => name.span,
+            },
+            Expr::Lit { span, .. }
+            | Expr::Unary { span, .. }
+            | Expr::Binary { span, .. }
+            | Expr::Cond { span, .. }
+            | Expr::Call { span, .. } => *span,
+        }
+    }
+
+    pub fn unary(op: UnOp, arg: Expr, l: usize, r: usize) -> Expr {
+        Expr::Unary {
+            op,
+            arg: Box::new(arg),
+            span: Span::new(l, r),
+        }
+    }
+
+    pub fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+        let span = lhs.span().to(rhs.span());
+        Expr::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+            span,
+        }
+    }
+
+    pub fn lit(kind: LitKind, text: &str, l: usize, r: usize) -> Expr {
+        Expr::Lit {
+            kind,
+            text: text.to_string(),
+            span: Span::new(l, r),
+        }
+    }
+
+    /// The name, when the expression is a bare name.
+    pub fn as_name(&self) -> Option<&Name> {
+        match self {
+            Expr::Name {
+                name,
+                component: None,
+            } => Some(name),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,2389 @@
+//! Semantic checks with ptxas's meaning: header directives and target gating, declarations,
+//! symbol and label resolution, and every instruction against the table in `isa.rs`
+//! (modifiers, types, operand count and operand types).
+//!
+//! Messages say what is wrong in ptxc's words; where ptxas has a characteristic wording for the
+//! same error (e.g. "Feature 'mapa' requires .target sm_90 or higher", "Conflicting directives:
+//! .reqnctapercluster and .maxclusterrank cannot both be specified") ptxc uses it.
+
+use super::ast::*;
+use super::isa::{Form, Isa, OperandKind, TypeRef};
+use super::types::{Kind, Ty};
+use crate::diag::Diagnostic;
+use std::collections::HashMap;
+
+/// The `-arch` the module is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arch {
+    pub sm: u32,
+    /// The architecture-specific `a` variant (sm_90a).
+    pub a: bool,
+}
+
+impl Arch {
+    pub const SM90A: Arch = Arch { sm: 90, a: true };
+
+    /// `sm_90a` → `Arch { sm: 90, a: true }`; also accepts the `f` family suffix.
+    pub fn parse(s: &str) -> Option<Arch> {
+        let rest = s
+            .strip_prefix("sm_")
+            .or_else(|| s.strip_prefix("compute_"))?;
+        let (digits, suffix) = rest.split_at(
+            rest.find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len()),
+        );
+        let sm = digits.parse().ok()?;
+        match suffix {
+            "" => Some(Arch { sm, a: false }),
+            "a" | "f" => Some(Arch { sm, a: true }),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Arch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "sm_{}{}", self.sm, if self.a { "a" } else { "" })
+    }
+}
+
+/// What the checker learned about the module header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleInfo {
+    pub version: (u32, u32),
+    pub target: Arch,
+    /// `debug` appeared in `.target`.
+    pub debug: bool,
+    pub address_size: u32,
+}
+
+/// The oldest PTX ISA version that knows a target (ptxas: "PTX .version 7.0 does not support
+/// .target sm_90a").
+fn min_version_for(t: Arch) -> (u32, u32) {
+    match (t.sm, t.a) {
+        (103, _) => (8, 8),
+        (120 | 121, _) => (8, 7),
+        (100 | 101 | 110, _) => (8, 6),
+        (90, true) => (8, 0),
+        (90, false) | (89, _) => (7, 8),
+        (87, _) => (7, 4),
+        (86, _) => (7, 1),
+        (80, _) => (7, 0),
+        (75, _) => (6, 3),
+        (72, _) => (6, 1),
+        (70, _) => (6, 0),
+        _ => (1, 0),
+    }
+}
+
+/// The newest PTX ISA version ptxas 13.1 accepts.
+pub const MAX_VERSION: (u32, u32) = (9, 1);
+
+/// A special register: its type, whether it has `.x/.y/.z` components, and its gate.
+struct Sreg {
+    name: &'static str,
+    ty: &'static str,
+    components: bool,
+    min_sm: u32,
+}
+
+const SREGS: &[Sreg] = &[
+    Sreg {
+        name: "%tid",
+        ty: "u32",
+        components: true,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%ntid",
+        ty: "u32",
+        components: true,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%ctaid",
+        ty: "u32",
+        components: true,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%nctaid",
+        ty: "u32",
+        components: true,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%laneid",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%warpid",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%nwarpid",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%smid",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%nsmid",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%gridid",
+        ty: "u64",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%lanemask_eq",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%lanemask_le",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%lanemask_lt",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%lanemask_ge",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%lanemask_gt",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%clock",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%clock_hi",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%clock64",
+        ty: "u64",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%globaltimer",
+        ty: "u64",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%globaltimer_lo",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%globaltimer_hi",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%total_smem_size",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%aggr_smem_size",
+        ty: "u32",
+        components: false,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%dynamic_smem_size",
+        ty: "u32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%reserved_smem_offset_begin",
+        ty: "b32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%reserved_smem_offset_end",
+        ty: "b32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%reserved_smem_offset_cap",
+        ty: "b32",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%current_graph_exec",
+        ty: "u64",
+        components: false,
+        min_sm: 0,
+    },
+    Sreg {
+        name: "%is_explicit_cluster",
+        ty: "pred",
+        components: false,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%clusterid",
+        ty: "u32",
+        components: true,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%nclusterid",
+        ty: "u32",
+        components: true,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%cluster_ctaid",
+        ty: "u32",
+        components: true,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%cluster_nctaid",
+        ty: "u32",
+        components: true,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%cluster_ctarank",
+        ty: "u32",
+        components: false,
+        min_sm: 90,
+    },
+    Sreg {
+        name: "%cluster_nctarank",
+        ty: "u32",
+        components: false,
+        min_sm: 90,
+    },
+];
+
+fn find_sreg(name: &str) -> Option<(&'static str, Ty, bool, u32)> {
+    if let Some(s) = SREGS.iter().find(|s| s.name == name) {
+        return Some((s.name, Ty::parse(s.ty)?, s.components, s.min_sm));
+    }
+    // Numbered families: %envreg0..31, %pm0..7, %pm0_64..%pm7_64, %reserved_smem_offset_<n>.
+    let numbered = |prefix: &str, max: u32| {
+        name.strip_prefix(prefix)
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n <= max)
+    };
+    if numbered("%envreg", 31) {
+        return Some(("%envreg", Ty::parse("b32")?, false, 0));
+    }
+    if numbered("%pm", 7) {
+        return Some(("%pm", Ty::parse("u32")?, false, 0));
+    }
+    if name.starts_with("%pm") && name.ends_with("_64") {
+        return Some(("%pm_64", Ty::parse("u64")?, false, 0));
+    }
+    None
+}
+
+/// A register (or register family member) in scope.
+#[derive(Clone, Copy, Debug)]
+struct RegInfo {
+    ty: Ty,
+    /// 1 for a scalar; 2/4 for `.reg .v4 .f32 %v`.
+    width: u32,
+}
+
+/// A variable (or parameter) in scope.
+#[derive(Clone, Debug)]
+struct VarInfo {
+    space: Space,
+    span: Span,
+}
+
+#[derive(Clone, Debug)]
+struct FuncInfo {
+    kind: FunctionKind,
+    span: Span,
+    defined: bool,
+    is_extern: bool,
+    params: usize,
+    returns: usize,
+}
+
+/// One lexical scope of a function body.
+#[derive(Default)]
+struct Scope {
+    regs: HashMap<String, RegInfo>,
+    /// `%r<100>`: (prefix, count, info).
+    families: Vec<(String, u64, RegInfo)>,
+    vars: HashMap<String, VarInfo>,
+    /// Labels are block-scoped: inline-asm blocks reuse names like `waitLoop`.
+    labels: HashMap<String, Span>,
+    /// Call prototypes and `.branchtargets`/`.calltargets` lists.
+    target_lists: HashMap<String, Span>,
+}
+
+/// What a name in an operand refers to.
+#[derive(Clone, Debug)]
+enum Resolved {
+    Reg(RegInfo),
+    Sreg {
+        ty: Ty,
+        components: bool,
+    },
+    Var(VarInfo),
+    Func,
+    Label,
+    /// `WARP_SZ`
+    Const,
+    Unknown,
+}
+
+/// Checks a parsed module. On success returns the header information and any warnings; on
+/// failure, every diagnostic found (errors and warnings).
+pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let mut c = Checker {
+        isa: Isa::get(),
+        diags: Vec::new(),
+        info: ModuleInfo {
+            version: (0, 0),
+            target: arch,
+            debug: false,
+            address_size: 64,
+        },
+        arch,
+        globals: HashMap::new(),
+        funcs: HashMap::new(),
+        called_externs: Vec::new(),
+    };
+    c.module(m);
+    if c.diags.iter().any(Diagnostic::is_error) {
+        Err(c.diags)
+    } else {
+        Ok((c.info, c.diags))
+    }
+}
+
+struct Checker {
+    isa: &'static Isa,
+    diags: Vec<Diagnostic>,
+    info: ModuleInfo,
+    arch: Arch,
+    globals: HashMap<String, VarInfo>,
+    funcs: HashMap<String, FuncInfo>,
+    called_externs: Vec<(String, Span)>,
+}
+
+/// Per-function state while checking a body.
+struct FnCtx {
+    scopes: Vec<Scope>,
+}
+
+impl FnCtx {
+    fn label(&self, name: &str) -> Option<Span> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.labels.get(name).copied())
+    }
+
+    fn target_list(&self, name: &str) -> Option<Span> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.target_lists.get(name).copied())
+    }
+
+    fn lookup(&self, name: &str) -> Option<Resolved> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(r) = scope.regs.get(name) {
+                return Some(Resolved::Reg(*r));
+            }
+            if let Some(v) = scope.vars.get(name) {
+                return Some(Resolved::Var(v.clone()));
+            }
+            // Family members: %r<100> declares %r0 … %r99.
+            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 {
+                let (prefix, num) = name.split_at(name.len() - digits);
+                // `%r01` is not a member of `%r<…>`.
+                if num.len() == 1 || !num.starts_with('0') {
+                    if let Ok(n) = num.parse::<u64>() {
+                        for (p, count, info) in &scope.families {
+                            if p == prefix && n < *count {
+                                return Some(Resolved::Reg(*info));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+fn expr_names(e: &Expr, out: &mut Vec<Name>) {
+    match e {
+        Expr::Name { name, .. } => out.push(name.clone()),
+        Expr::Lit { .. } => {}
+        Expr::Unary { arg, .. } => expr_names(arg, out),
+        Expr::Binary { lhs, rhs, .. } => {
+            expr_names(lhs, out);
+            expr_names(rhs, out);
+        }
+        Expr::Cond {
+            cond, then, other, ..
+        } => {
+            expr_names(cond, out);
+            expr_names(then, out);
+            expr_names(other, out);
+        }
+        Expr::Call { args, .. } => args.iter().for_each(|a| expr_names(a, out)),
+    }
+}
+
+/// Parses an integer literal (`42`, `0x2a`, `0b101010`, `052`, optional `U`).
+pub fn parse_int(text: &str) -> Option<u64> {
+    let t = text.trim_end_matches('U');
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        u64::from_str_radix(b, 2).ok()
+    } else if t.len() > 1 && t.starts_with('0') {
+        u64::from_str_radix(&t[1..], 8).ok()
+    } else {
+        t.parse().ok()
+    }
+}
+
+/// Evaluates a constant integer expression; `None` if it is not one.
+pub fn eval_const(e: &Expr) -> Option<i128> {
+    Some(match e {
+        Expr::Lit {
+            kind: LitKind::Int,
+            text,
+            ..
+        } => parse_int(text)? as i128,
+        Expr::Name {
+            name,
+            component: None,
+        } if name.text == "WARP_SZ" => 32,
+        Expr::Unary { op, arg, .. } => {
+            let v = eval_const(arg)?;
+            match op {
+                UnOp::Neg => -v,
+                UnOp::Not => !v,
+                UnOp::LogNot => (v == 0) as i128,
+            }
+        }
+        Expr::Binary { op, lhs, rhs, .. } => {
+            let (a, b) = (eval_const(lhs)?, eval_const(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b)?,
+                BinOp::Sub => a.checked_sub(b)?,
+                BinOp::Mul => a.checked_mul(b)?,
+                BinOp::Div => a.checked_div(b)?,
+                BinOp::Rem => a.checked_rem(b)?,
+                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
+                BinOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+                BinOp::And => a & b,
+                BinOp::Or => a | b,
+                BinOp::Xor => a ^ b,
+                BinOp::LogAnd => (a != 0 && b != 0) as i128,
+                BinOp::LogOr => (a != 0 || b != 0) as i128,
+                BinOp::Eq => (a == b) as i128,
+                BinOp::Ne => (a != b) as i128,
+                BinOp::Lt => (a < b) as i128,
+                BinOp::Le => (a <= b) as i128,
+                BinOp::Gt => (a > b) as i128,
+                BinOp::Ge => (a >= b) as i128,
+            }
+        }
+        Expr::Cond {
+            cond, then, other, ..
+        } => {
+            if eval_const(cond)? != 0 {
+                eval_const(then)?
+            } else {
+                eval_const(other)?
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The state space an instruction's modifiers name, if exactly one is named (`cp.async` names
+/// a destination and a source space).
+fn instr_space(mods: &[&Name]) -> Option<Space> {
+    if mods.iter().filter(|m| is_space(&m.text)).count() != 1 {
+        return None;
+    }
+    mods.iter().find_map(|m| match m.text.as_str() {
+        ".global" => Some(Space::Global),
+        ".shared" | ".shared::cta" | ".shared::cluster" => Some(Space::Shared),
+        ".local" => Some(Space::Local),
+        ".param" | ".param::entry" | ".param::func" => Some(Space::Param),
+        ".const" => Some(Space::Const),
+        _ => None,
+    })
+}
+
+impl Checker {
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::error(span, msg));
+    }
+
+    fn warning(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::warning(span, msg));
+    }
+
+    /// Reports `feature` when the `.target` is below `sm`.
+    fn gate(&mut self, span: Span, sm: u32, needs_a: bool, feature: &str) {
+        let t = self.info.target;
+        if t.sm < sm {
+            self.error(
+                span,
+                format!("Feature '{feature}' requires .target sm_{sm} or higher"),
+            );
+        } else if needs_a && !t.a {
+            self.error(
+                span,
+                format!("Instruction '{feature}' not supported on .target '{t}'"),
+            );
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Module header and items
+
+    fn module(&mut self, m: &Module) {
+        let mut items = m.items.iter().peekable();
+        // `.version` must come first, then `.target`.
+        match items.peek() {
+            Some(Item::Version { text }) => {
+                self.version(text);
+                items.next();
+            }
+            Some(other) => {
+                let span = item_span(other);
+                self.error(
+                    span,
+                    "missing `.version` directive at the start of the file",
+                );
+            }
+            None => {
+                self.error(Span::default(), "empty PTX module: expected `.version`");
+                return;
+            }
+        }
+        match items.peek() {
+            Some(Item::Target { targets, span }) => {
+                self.target(targets, *span);
+                items.next();
+            }
+            Some(other) => {
+                let span = item_span(other);
+                self.error(span, "missing `.target` directive after `.version`");
+            }
+            None => self.error(
+                Span::default(),
+                "missing `.target` directive after `.version`",
+            ),
+        }
+        let rest: Vec<&Item> = items.collect();
+        // Declare every module-scope symbol first: functions may be used before they appear.
+        for item in &rest {
+            self.declare_item(item);
+        }
+        for item in &rest {
+            self.item(item);
+        }
+        let externs = std::mem::take(&mut self.called_externs);
+        for (name, span) in externs {
+            if self.funcs.get(&name).is_some_and(|f| !f.defined) {
+                self.error(
+                    span,
+                    format!("Unresolved extern function '{name}' (ptxc links whole programs; declare and define it in this module)"),
+                );
+            }
+        }
+    }
+
+    fn version(&mut self, text: &Name) {
+        let parsed = text
+            .text
+            .split_once('.')
+            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+        match parsed {
+            Some(v) if v <= MAX_VERSION && v >= (1, 0) => self.info.version = v,
+            Some(_) => self.error(
+                text.span,
+                format!(
+                    "Unsupported .version {}; current version is '{}.{}'",
+                    text.text, MAX_VERSION.0, MAX_VERSION.1
+                ),
+            ),
+            None => self.error(text.span, format!("malformed .version `{}`", text.text)),
+        }
+    }
+
+    fn target(&mut self, targets: &[Name], span: Span) {
+        let Some(first) = targets.first() else {
+            return self.error(span, "`.target` needs an architecture");
+        };
+        match Arch::parse(&first.text) {
+            Some(t) => {
+                if t.sm > self.arch.sm || (t.sm == self.arch.sm && t.a && !self.arch.a) {
+                    self.error(
+                        first.span,
+                        format!(
+                            "SM version specified by .target ({}) is higher than the -arch given ({})",
+                            first.text, self.arch
+                        ),
+                    );
+                }
+                let need = min_version_for(t);
+                if self.info.version < need && self.info.version != (0, 0) {
+                    self.error(
+                        first.span,
+                        format!(
+                            "PTX .version {}.{} does not support .target {}",
+                            self.info.version.0, self.info.version.1, first.text
+                        ),
+                    );
+                }
+                self.info.target = t;
+            }
+            None => self.error(first.span, format!("unknown target `{}`", first.text)),
+        }
+        for opt in &targets[1..] {
+            match opt.text.as_str() {
+                "debug" => self.info.debug = true,
+                "texmode_unified" | "texmode_independent" | "map_f64_to_f32" => {}
+                _ => self.error(opt.span, format!("unknown .target option `{}`", opt.text)),
+            }
+        }
+    }
+
+    fn declare_item(&mut self, item: &Item) {
+        match item {
+            Item::Var(v) => {
+                for d in &v.decls {
+                    if let Some(prev) = self.globals.get(&d.name.text) {
+                        let prev = prev.span;
+                        self.diags.push(
+                            Diagnostic::error(
+                                d.name.span,
+                                format!("Duplicate definition of '{}'", d.name.text),
+                            )
+                            .with_note(Some(prev), "previous definition is here"),
+                        );
+                    } else {
+                        self.globals.insert(
+                            d.name.text.clone(),
+                            VarInfo {
+                                space: v.space,
+                                span: d.name.span,
+                            },
+                        );
+                    }
+                }
+            }
+            Item::Function(f) => {
+                let is_extern = f.linkage.iter().any(|(l, _)| *l == Linkage::Extern);
+                let info = FuncInfo {
+                    kind: f.kind,
+                    span: f.name.span,
+                    defined: f.body.is_some(),
+                    is_extern,
+                    params: f.params.as_ref().map_or(0, Vec::len),
+                    returns: f.returns.as_ref().map_or(0, Vec::len),
+                };
+                match self.funcs.get_mut(&f.name.text) {
+                    Some(prev) if prev.defined && info.defined => {
+                        let prev_span = prev.span;
+                        self.diags.push(
+                            Diagnostic::error(
+                                f.name.span,
+                                format!("Duplicate definition of function '{}'", f.name.text),
+                            )
+                            .with_note(Some(prev_span), "previous definition is here"),
+                        );
+                    }
+                    Some(prev) => {
+                        if info.defined {
+                            prev.defined = true;
+                            prev.span = info.span;
+                        }
+                        prev.is_extern &= info.is_extern;
+                    }
+                    None => {
+                        self.funcs.insert(f.name.text.clone(), info);
+                    }
+                }
+            }
+            Item::Alias { alias, aliasee, .. } => {
+                if !self.funcs.contains_key(&aliasee.text) {
+                    self.error(aliasee.span, format!("Unknown symbol '{}'", aliasee.text));
+                }
+                let _ = alias;
+            }
+            _ => {}
+        }
+    }
+
+    fn item(&mut self, item: &Item) {
+        match item {
+            Item::Version { text } => self.error(text.span, "`.version` may appear only once, at the start"),
+            Item::Target { span, .. } => self.error(*span, "`.target` may appear only once, after `.version`"),
+            Item::AddressSize { size, span } => match eval_const(size) {
+                Some(64) => self.info.address_size = 64,
+                Some(32) => self.error(
+                    *span,
+                    "32-bit addressing (.address_size 32) is not supported on sm_90 or higher architectures",
+                ),
+                _ => self.error(size.span(), "`.address_size` must be 32 or 64"),
+            },
+            Item::Var(v) => self.var_decl(v, None),
+            Item::Function(f) => self.function(f),
+            Item::File { .. } | Item::Section { .. } | Item::Alias { .. } | Item::Pragma { .. } => {}
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Declarations
+
+    /// Checks a declaration; inside a function, also enters its names into the innermost scope.
+    fn var_decl(&mut self, v: &VarDecl, mut ctx: Option<&mut FnCtx>) {
+        let info = self.decl_attrs(&v.attrs, v.space, v.span);
+        let is_extern = v.linkage.iter().any(|(l, _)| *l == Linkage::Extern);
+        for (l, span) in &v.linkage {
+            if v.space == Space::Reg || v.space == Space::Param && ctx.is_some() {
+                self.error(
+                    *span,
+                    format!("`{l}` cannot be applied to a {} declaration", v.space),
+                );
+            }
+        }
+        for d in &v.decls {
+            if let Some(r) = &d.range {
+                match eval_const(r) {
+                    Some(n) if n > 0 && v.space == Space::Reg => {}
+                    Some(_) if v.space != Space::Reg => self.error(
+                        r.span(),
+                        "a `<N>` register range is only allowed in `.reg` declarations",
+                    ),
+                    _ => self.error(r.span(), "a register range `<N>` needs a positive integer"),
+                }
+            }
+            let incomplete = d.dims.iter().any(Option::is_none);
+            if incomplete && d.init.is_none() && !is_extern && v.space != Space::Param {
+                self.error(
+                    d.name.span,
+                    format!(
+                        "Non-external variable '{}' has incomplete type",
+                        d.name.text
+                    ),
+                );
+            }
+            for dim in d.dims.iter().flatten() {
+                if eval_const(dim).is_none_or(|n| n <= 0) {
+                    self.error(
+                        dim.span(),
+                        "an array size must be a positive integer constant",
+                    );
+                }
+            }
+            if let Some(init) = &d.init {
+                if !matches!(v.space, Space::Global | Space::Const) {
+                    self.error(
+                        d.span,
+                        format!("variables in {} cannot have initializers", v.space),
+                    );
+                } else {
+                    self.check_init(init, ctx.as_deref());
+                }
+            }
+            if let Some(ctx) = ctx.as_deref_mut() {
+                let scope = ctx.scopes.last_mut().expect("a scope");
+                let dup = scope.regs.contains_key(&d.name.text)
+                    || scope.vars.contains_key(&d.name.text)
+                    || scope.families.iter().any(|(p, _, _)| *p == d.name.text);
+                if dup {
+                    self.error(
+                        d.name.span,
+                        format!("Duplicate definition of '{}'", d.name.text),
+                    );
+                    continue;
+                }
+                if v.space == Space::Reg {
+                    let Some((ty, width)) = info else { continue };
+                    let reg = RegInfo { ty, width };
+                    match d.range.as_ref().and_then(eval_const) {
+                        Some(n) => scope.families.push((d.name.text.clone(), n as u64, reg)),
+                        None => {
+                            scope.regs.insert(d.name.text.clone(), reg);
+                        }
+                    }
+                } else {
+                    scope.vars.insert(
+                        d.name.text.clone(),
+                        VarInfo {
+                            space: v.space,
+                            span: d.name.span,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Checks the attribute words of a declaration; returns its type and vector width.
+    fn decl_attrs(&mut self, attrs: &[Attr], space: Space, span: Span) -> Option<(Ty, u32)> {
+        let mut ty: Option<Ty> = None;
+        let mut width = 1;
+        for a in attrs {
+            let w = a.word.text.as_str();
+            if let Some(t) = Ty::parse(w) {
+                if ty.is_some() {
+                    self.error(
+                        a.word.span,
+                        format!("more than one type in a declaration (`{w}`)"),
+                    );
+                }
+                ty = Some(t);
+                continue;
+            }
+            match w {
+                ".align" => match a.value.as_ref().and_then(eval_const) {
+                    Some(n) if n > 0 && (n & (n - 1)) == 0 => {}
+                    _ => self.error(a.word.span, "`.align` needs a power of two"),
+                },
+                ".v2" | ".v4" | ".v8" => {
+                    if ty.is_some() {
+                        self.error(
+                            a.word.span,
+                            format!("vector size `{w}` must come before the type"),
+                        );
+                    }
+                    if w == ".v8" {
+                        self.error(a.word.span, "Illegal vector size: 8");
+                    }
+                    width = w[2..].parse().unwrap_or(1);
+                }
+                ".ptr" | ".global" | ".shared" | ".const" | ".local" | ".shared::cta"
+                | ".shared::cluster" | ".param" => {
+                    if space != Space::Param {
+                        self.error(a.word.span, format!("`{w}` is only allowed on parameters"));
+                    }
+                }
+                ".attribute" => {
+                    for arg in &a.args {
+                        if arg.text != ".managed" && arg.text != ".unified" {
+                            self.error(
+                                arg.span,
+                                format!("unknown variable attribute `{}`", arg.text),
+                            );
+                        }
+                    }
+                }
+                _ => self.error(
+                    a.word.span,
+                    format!("unknown attribute `{w}` in a {space} declaration"),
+                ),
+            }
+        }
+        if ty.is_none() {
+            self.error(span, format!("missing type in {space} declaration"));
+        }
+        ty.map(|t| (t, width))
+    }
+
+    fn check_init(&mut self, init: &Init, ctx: Option<&FnCtx>) {
+        match init {
+            Init::List(items, _) => items.iter().for_each(|i| self.check_init(i, ctx)),
+            Init::Expr(e) => {
+                let mut names = Vec::new();
+                expr_names(e, &mut names);
+                for n in names {
+                    let known = self.globals.contains_key(&n.text)
+                        || self.funcs.contains_key(&n.text)
+                        || ctx.is_some_and(|c| c.lookup(&n.text).is_some())
+                        || n.text == "WARP_SZ";
+                    if !known {
+                        self.error(n.span, format!("Unknown symbol '{}'", n.text));
+                    }
+                }
+                self.check_literals(e);
+            }
+        }
+    }
+
+    /// Reports integer literals that do not fit in 64 bits and float literals that overflow.
+    fn check_literals(&mut self, e: &Expr) {
+        match e {
+            Expr::Lit {
+                kind: LitKind::Int,
+                text,
+                span,
+            } => {
+                if parse_int(text).is_none() {
+                    self.error(
+                        *span,
+                        format!("Constant overflow: `{text}` does not fit in 64 bits"),
+                    );
+                }
+            }
+            Expr::Lit {
+                kind: LitKind::Float,
+                text,
+                span,
+            } => {
+                if text.parse::<f64>().map_or(true, |f| f.is_infinite()) {
+                    self.error(
+                        *span,
+                        format!("Constant overflow: `{text}` is out of range for a double"),
+                    );
+                }
+            }
+            Expr::Unary { arg, .. } => self.check_literals(arg),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.check_literals(lhs);
+                self.check_literals(rhs);
+            }
+            Expr::Cond {
+                cond, then, other, ..
+            } => {
+                self.check_literals(cond);
+                self.check_literals(then);
+                self.check_literals(other);
+            }
+            Expr::Call { args, .. } => args.iter().for_each(|a| self.check_literals(a)),
+            Expr::Name { .. } | Expr::Lit { .. } => {}
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Functions
+
+    fn function(&mut self, f: &Function) {
+        let is_entry = f.kind == FunctionKind::Entry;
+        let mut params = Scope::default();
+        for p in f.params.iter().flatten().chain(f.returns.iter().flatten()) {
+            self.param(p, is_entry, &mut params);
+        }
+        if is_entry && f.returns.is_some() {
+            self.error(
+                f.name.span,
+                "an .entry function cannot have return parameters",
+            );
+        }
+        self.directives(f);
+        let Some(body) = &f.body else { return };
+        let mut ctx = FnCtx {
+            scopes: vec![params],
+        };
+        self.enter_block(&body.stmts, &mut ctx);
+    }
+
+    fn param(&mut self, p: &ParamDecl, is_entry: bool, scope: &mut Scope) {
+        let info = self.decl_attrs(&p.attrs, p.space, p.span);
+        if p.decl.dims.iter().any(Option::is_none) && is_entry {
+            self.error(
+                p.decl.name.span,
+                "Parameter to entry function cannot be an incomplete array.",
+            );
+        }
+        if p.space == Space::Reg && is_entry {
+            self.error(p.span, "parameters of an .entry must be in .param space");
+        }
+        let name = &p.decl.name;
+        if name.text == "_" {
+            return;
+        }
+        if scope.regs.contains_key(&name.text) || scope.vars.contains_key(&name.text) {
+            self.error(
+                name.span,
+                format!("Duplicate definition of '{}'", name.text),
+            );
+            return;
+        }
+        match (p.space, info) {
+            (Space::Reg, Some((ty, width))) => {
+                scope.regs.insert(name.text.clone(), RegInfo { ty, width });
+            }
+            _ => {
+                scope.vars.insert(
+                    name.text.clone(),
+                    VarInfo {
+                        space: Space::Param,
+                        span: name.span,
+                    },
+                );
+            }
+        }
+    }
+
+    fn directives(&mut self, f: &Function) {
+        let is_entry = f.kind == FunctionKind::Entry;
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        for d in &f.directives {
+            let name = d.name.text.as_str();
+            let (min_args, max_args, entry_only, sm) = match name {
+                ".maxntid" | ".reqntid" => (1, 3, true, 0),
+                ".minnctapersm" => (1, 1, true, 0),
+                ".maxnreg" => (1, 1, false, 0),
+                ".maxclusterrank" => (1, 1, true, 90),
+                ".reqnctapercluster" => (1, 3, true, 90),
+                ".explicitcluster" | ".blocksareclusters" => (0, 0, true, 90),
+                ".noreturn" => (0, 0, false, 0),
+                ".pragma" => (0, 0, false, 0),
+                ".abi_preserve" | ".abi_preserve_control" => (1, 1, false, 0),
+                _ => {
+                    self.error(d.name.span, format!("unknown directive `{name}`"));
+                    continue;
+                }
+            };
+            if entry_only && !is_entry {
+                self.error(
+                    d.name.span,
+                    format!("`{name}` applies only to .entry functions"),
+                );
+            }
+            if name == ".noreturn" && is_entry {
+                self.error(d.name.span, "`.noreturn` applies only to .func functions");
+            }
+            if sm > 0 {
+                self.gate(d.name.span, sm, false, name);
+            }
+            if d.args.len() < min_args || d.args.len() > max_args {
+                let want = if min_args == max_args {
+                    format!("{min_args}")
+                } else {
+                    format!("{min_args} to {max_args}")
+                };
+                self.error(
+                    d.span,
+                    format!(
+                        "`{name}` takes {want} argument(s), but {} were given",
+                        d.args.len()
+                    ),
+                );
+            }
+            for a in &d.args {
+                match eval_const(a) {
+                    Some(v) if (0..=u32::MAX as i128).contains(&v) => {}
+                    _ => self.error(
+                        a.span(),
+                        format!("`{name}` needs non-negative integer constants"),
+                    ),
+                }
+            }
+            if name == ".maxnreg" && d.args.first().and_then(eval_const).is_some_and(|v| v > 255) {
+                self.warning(
+                    d.span,
+                    format!(
+                        "Too many maxnreg specified for entry {}, will be ignored",
+                        f.name.text
+                    ),
+                );
+            }
+            if name == ".pragma" {
+                continue;
+            }
+            if seen.contains_key(name) && name != ".pragma" {
+                self.error(d.name.span, format!("`{name}` is given twice"));
+            }
+            seen.insert(name, d.name.span);
+        }
+        if let (Some(_), Some(_)) = (seen.get(".reqnctapercluster"), seen.get(".maxclusterrank")) {
+            let second = seen[".reqnctapercluster"].max_by_start(seen[".maxclusterrank"]);
+            self.error(
+                second,
+                "Conflicting directives: .reqnctapercluster and .maxclusterrank cannot both be specified",
+            );
+        }
+        if seen.contains_key(".minnctapersm")
+            && !seen.contains_key(".maxntid")
+            && !seen.contains_key(".reqntid")
+        {
+            self.warning(
+                seen[".minnctapersm"],
+                ".minnctapersm is ignored when neither .maxntid nor .reqntid is specified.",
+            );
+        }
+    }
+
+    /// Opens a scope for a `{ }` block: its labels are visible in the whole block (and the
+    /// blocks inside it) before any statement is checked.
+    fn enter_block(&mut self, stmts: &[Stmt], ctx: &mut FnCtx) {
+        let mut scope = Scope::default();
+        for s in stmts {
+            match s {
+                Stmt::Label(n) => {
+                    if let Some(prev) = scope.labels.get(&n.text) {
+                        let prev = *prev;
+                        self.diags.push(
+                            Diagnostic::error(
+                                n.span,
+                                format!("Duplicate definition of label '{}'", n.text),
+                            )
+                            .with_note(Some(prev), "previous definition is here"),
+                        );
+                    } else {
+                        scope.labels.insert(n.text.clone(), n.span);
+                    }
+                }
+                Stmt::CallPrototype(p) => {
+                    scope.target_lists.insert(p.name.text.clone(), p.name.span);
+                }
+                Stmt::Targets { name, .. } => {
+                    scope.target_lists.insert(name.text.clone(), name.span);
+                }
+                _ => {}
+            }
+        }
+        ctx.scopes.push(scope);
+        self.block(stmts, ctx);
+        ctx.scopes.pop();
+    }
+
+    fn block(&mut self, stmts: &[Stmt], ctx: &mut FnCtx) {
+        for s in stmts {
+            match s {
+                Stmt::Var(v) => self.var_decl(v, Some(ctx)),
+                Stmt::Instr(i) => self.instruction(i, ctx),
+                Stmt::Block(b) => self.enter_block(&b.stmts, ctx),
+                Stmt::Targets { kind, targets, .. } => {
+                    let branch = match kind.text.as_str() {
+                        ".branchtargets" => true,
+                        ".calltargets" => false,
+                        _ => {
+                            self.error(kind.span, format!("unknown directive `{}`", kind.text));
+                            continue;
+                        }
+                    };
+                    for t in targets {
+                        let ok = if branch {
+                            ctx.label(&t.text).is_some()
+                        } else {
+                            self.funcs.contains_key(&t.text)
+                        };
+                        if !ok {
+                            self.error(t.span, format!("Unknown symbol '{}'", t.text));
+                        }
+                    }
+                }
+                Stmt::CallPrototype(p) => {
+                    for prm in p.params.iter().chain(p.returns.iter().flatten()) {
+                        self.decl_attrs(&prm.attrs, prm.space, prm.span);
+                    }
+                }
+                Stmt::Label(_) | Stmt::Pragma(_) | Stmt::Loc(_) => {}
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Instructions
+
+    fn resolve(&self, name: &str, ctx: &FnCtx) -> Resolved {
+        if let Some(r) = ctx.lookup(name) {
+            return r;
+        }
+        if let Some((_, ty, components, _)) = find_sreg(name) {
+            return Resolved::Sreg { ty, components };
+        }
+        if let Some(v) = self.globals.get(name) {
+            return Resolved::Var(v.clone());
+        }
+        if self.funcs.contains_key(name) {
+            return Resolved::Func;
+        }
+        if ctx.label(name).is_some() || ctx.target_list(name).is_some() {
+            return Resolved::Label;
+        }
+        if name == "WARP_SZ" {
+            return Resolved::Const;
+        }
+        Resolved::Unknown
+    }
+
+    fn instruction(&mut self, ins: &Instruction, ctx: &mut FnCtx) {
+        if let Some(g) = &ins.guard {
+            match self.resolve(&g.pred.text, ctx) {
+                Resolved::Reg(r) if r.ty.is_pred() => {}
+                Resolved::Sreg { ty, .. } if ty.is_pred() => {}
+                Resolved::Unknown => {
+                    self.error(g.pred.span, format!("Unknown symbol '{}'", g.pred.text))
+                }
+                _ => self.error(
+                    g.pred.span,
+                    format!(
+                        "Predicate expression expected: `{}` is not a .pred register",
+                        g.pred.text
+                    ),
+                ),
+            }
+        }
+        let Some((form_name, mods)) = self.split_opcode(ins) else {
+            let msg = format!("Not a name of any known instruction: '{}'", ins.opcode.text);
+            self.error(ins.opcode.span, msg);
+            return;
+        };
+        let forms = &self.isa.forms[&form_name];
+        let opcode_span = ins
+            .opcode
+            .span
+            .to(mods.last().map_or(ins.opcode.span, |m| m.span));
+
+        // Types and the other modifiers, in the order written.
+        let mut types: Vec<(Ty, Span)> = Vec::new();
+        let mut others: Vec<&Name> = Vec::new();
+        for m in &mods {
+            if Isa::is_type_name(&m.text) {
+                if let Some(t) = Ty::parse(&m.text) {
+                    types.push((t, m.span));
+                } else {
+                    // u16x2 / s16x2 are types of `add`/`min`/`max` only.
+                    types.push((
+                        Ty {
+                            name: if m.text == ".u16x2" { "u16x2" } else { "s16x2" },
+                        },
+                        m.span,
+                    ));
+                }
+            } else if self.isa.vocabulary.contains(&m.text) {
+                others.push(m);
+            } else {
+                self.error(m.span, format!("Unknown modifier '{}'", m.text));
+                return;
+            }
+        }
+
+        let type_fits = |f: &Form| -> bool {
+            let required = f.types.iter().filter(|s| s.required).count();
+            types.len() >= required
+                && types.len() <= f.types.len()
+                && types
+                    .iter()
+                    .zip(&f.types)
+                    .all(|((t, _), slot)| slot.allowed.iter().any(|a| a[1..] == *t.name))
+        };
+        let candidates: Vec<&Form> = forms.iter().filter(|f| type_fits(f)).collect();
+        if candidates.is_empty() {
+            let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
+            let span = types.first().map_or(opcode_span, |(_, s)| *s);
+            let mut allowed: Vec<String> = forms
+                .iter()
+                .flat_map(|f| {
+                    f.types
+                        .first()
+                        .map(|s| s.allowed.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            allowed.dedup();
+            let msg = if types.is_empty() {
+                format!("Missing instruction type for '{form_name}'")
+            } else {
+                format!("Unexpected instruction types specified for '{form_name}': `{written}`")
+            };
+            let d = Diagnostic::error(span, msg);
+            let d = if allowed.is_empty() {
+                d.with_note(None, format!("`{form_name}` takes no type"))
+            } else {
+                d.with_note(
+                    None,
+                    format!("`{form_name}` takes {}", short_list(&allowed)),
+                )
+            };
+            self.diags.push(d);
+            return;
+        }
+        let mut chosen = candidates[0];
+        let mut problem = self.modifier_problem(chosen, &others, &types, &form_name, forms);
+        for f in &candidates[1..] {
+            if problem.is_none() {
+                break;
+            }
+            let p = self.modifier_problem(f, &others, &types, &form_name, forms);
+            if p.is_none() {
+                chosen = f;
+                problem = None;
+            }
+        }
+        if let Some((span, msg)) = problem {
+            self.error(span, msg);
+            return;
+        }
+        // Gates.
+        if let Some((sm, needs_a, feature)) = &chosen.gate {
+            self.gate(opcode_span, *sm, *needs_a, feature);
+        }
+        for m in &others {
+            if m.text.ends_with("::cluster") {
+                self.gate(m.span, 90, false, "::cluster");
+            } else if m.text == ".cluster" {
+                self.gate(m.span, 90, false, ".cluster scope");
+            } else if m.text == ".v8" {
+                self.gate(m.span, 100, false, "256 bit wide load/store");
+            }
+        }
+        if chosen.nonsync && self.info.target.sm >= 70 && self.info.version >= (6, 4) {
+            self.error(
+                opcode_span,
+                format!(
+                    "Instruction '{form_name}' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4"
+                ),
+            );
+        }
+        let slot_ty = |c: char| -> Option<Ty> {
+            chosen
+                .types
+                .iter()
+                .position(|s| s.slot == c)
+                .and_then(|i| types.get(i).map(|(t, _)| *t))
+        };
+        self.special_rules(ins, &form_name, &others, &types, opcode_span);
+
+        // Operands.
+        let required = chosen.operands.iter().filter(|o| !o.optional).count();
+        let max = chosen.operands.len();
+        let n = ins.operands.len();
+        if n < required || (n > max && !chosen.variadic) {
+            let want = if required == max {
+                format!("{required}")
+            } else if chosen.variadic {
+                format!("at least {required}")
+            } else {
+                format!("{required} to {max}")
+            };
+            let span = if n > max {
+                ins.operands[max].span()
+            } else {
+                ins.operands.last().map_or(opcode_span, Operand::span)
+            };
+            self.error(
+                span,
+                format!(
+                    "Arguments mismatch for instruction '{form_name}': it takes {want} operand(s), but {n} {} given",
+                    if n == 1 { "is" } else { "are" }
+                ),
+            );
+            return;
+        }
+        let vector = others
+            .iter()
+            .find(|m| matches!(m.text.as_str(), ".v2" | ".v4" | ".v8"))
+            .and_then(|m| m.text[2..].parse::<u32>().ok());
+        let space = instr_space(&others);
+        let is_store = matches!(
+            form_name.as_str(),
+            "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
+        );
+        // With fewer operands than listed, the last optional positions are the missing ones
+        // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`).
+        let mut specs: Vec<&super::isa::OperandSpec> = chosen.operands.iter().collect();
+        let mut missing = max.saturating_sub(n);
+        while missing > 0 {
+            match specs.iter().rposition(|s| s.optional) {
+                Some(i) => {
+                    specs.remove(i);
+                    missing -= 1;
+                }
+                None => break,
+            }
+        }
+        for (i, (op, spec)) in ins.operands.iter().zip(specs).enumerate() {
+            let resolve_ty = |t: &TypeRef| -> Option<Ty> {
+                match t {
+                    TypeRef::Slot(c) => slot_ty(*c),
+                    TypeRef::Double(c) => slot_ty(*c).and_then(Ty::doubled),
+                    TypeRef::Fixed(name) => Ty::parse(name),
+                }
+            };
+            let oc = OpCheck {
+                opcode: &form_name,
+                index: i,
+                space,
+            };
+            match &spec.kind {
+                OperandKind::Dest { ty, relaxed, pair } => {
+                    let want = resolve_ty(ty);
+                    self.dest(op, want, *relaxed, *pair, &oc, ctx);
+                }
+                OperandKind::Value(ty) => {
+                    let want = resolve_ty(ty);
+                    self.value(op, want, true, false, &oc, ctx);
+                }
+                OperandKind::WideValue(ty) => {
+                    let want = resolve_ty(ty);
+                    self.value(op, want, true, true, &oc, ctx);
+                }
+                OperandKind::Register(ty) => {
+                    let want = resolve_ty(ty);
+                    self.value(op, want, false, false, &oc, ctx);
+                }
+                OperandKind::Immediate(_) => self.immediate(op),
+                OperandKind::Pred => self.pred(op, &oc, ctx),
+                OperandKind::Address => self.address(op, &oc, ctx),
+                OperandKind::Label => self.label(op, ctx),
+                OperandKind::Data => {
+                    let want = slot_ty('T');
+                    let is_dest = i == 0 && !is_store;
+                    self.data(op, want, vector, is_dest, &oc, ctx);
+                }
+                OperandKind::Any => self.any(op, &oc, ctx),
+            }
+        }
+        for op in ins.operands.iter().skip(max) {
+            self.any(
+                op,
+                &OpCheck {
+                    opcode: &form_name,
+                    index: 0,
+                    space,
+                },
+                ctx,
+            );
+        }
+        if form_name == "call" {
+            self.call(ins, ctx);
+        }
+    }
+
+    /// Finds the longest known compound opcode (`cp.async.bulk.tensor`) and returns it with the
+    /// remaining modifiers.
+    fn split_opcode<'i>(&self, ins: &'i Instruction) -> Option<(String, Vec<&'i Name>)> {
+        let words: Vec<&str> = std::iter::once(ins.opcode.text.as_str())
+            .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
+            .collect();
+        for n in (1..=self.isa.max_opcode_words.min(words.len())).rev() {
+            let name = words[..n].concat();
+            if self.isa.forms.contains_key(&name) {
+                return Some((name, ins.modifiers[n - 1..].iter().collect()));
+            }
+        }
+        None
+    }
+
+    /// Why `mods` do not fit `form`, if they do not.
+    fn modifier_problem(
+        &self,
+        form: &Form,
+        mods: &[&Name],
+        types: &[(Ty, Span)],
+        opcode: &str,
+        all: &[Form],
+    ) -> Option<(Span, String)> {
+        let mut used: Vec<Option<&Name>> = vec![None; form.groups.len()];
+        let type_text: String = types.iter().map(|(t, _)| t.to_string()).collect();
+        for m in mods {
+            if form.fixed.iter().any(|f| *f == m.text) {
+                continue;
+            }
+            // The first group that takes the word and is still free; `cp.async.bulk` has two
+            // state-space groups (destination, source).
+            let in_group = |g: &super::isa::ModGroup| g.alternatives.iter().any(|a| *a == m.text);
+            let free = form
+                .groups
+                .iter()
+                .enumerate()
+                .position(|(i, g)| in_group(g) && used[i].is_none());
+            let Some(g) = free.or_else(|| form.groups.iter().position(in_group)) else {
+                let elsewhere = all.iter().any(|f| f.allows_modifier(&m.text));
+                let msg = if elsewhere && !type_text.is_empty() {
+                    format!("Modifier '{}' does not apply to '{type_text}' type", m.text)
+                } else if elsewhere {
+                    format!(
+                        "Modifier '{}' cannot be combined with the other modifiers of '{opcode}'",
+                        m.text
+                    )
+                } else {
+                    format!(
+                        "Modifier '{}' is not valid for instruction '{opcode}'",
+                        m.text
+                    )
+                };
+                return Some((m.span, msg));
+            };
+            if let Some(prev) = used[g] {
+                let msg = if prev.text == m.text {
+                    format!("Modifier '{}' is given twice", m.text)
+                } else if is_space(&m.text) {
+                    format!(
+                        "Unexpected number of state spaces specified in instruction '{opcode}' (`{}` and `{}`)",
+                        prev.text, m.text
+                    )
+                } else {
+                    format!(
+                        "Conflicting modifiers '{}' and '{}' for instruction '{opcode}'",
+                        prev.text, m.text
+                    )
+                };
+                return Some((m.span, msg));
+            }
+            used[g] = Some(m);
+        }
+        for f in &form.fixed {
+            if !mods.iter().any(|m| m.text == *f) {
+                let span = mods.last().map_or(Span::default(), |m| m.span);
+                return Some((
+                    span,
+                    format!("'{opcode}' of this kind needs the modifier '{f}'"),
+                ));
+            }
+        }
+        for (g, u) in form.groups.iter().zip(&used) {
+            if g.required && u.is_none() {
+                let span = mods
+                    .last()
+                    .map(|m| m.span)
+                    .or_else(|| types.last().map(|t| t.1));
+                return Some((
+                    span.unwrap_or_default(),
+                    format!("'{opcode}' needs one of {}", short_list(&g.alternatives)),
+                ));
+            }
+        }
+        None
+    }
+
+    /// Checks that no generic table can express: rounding requirements of `cvt`, barrier numbers.
+    fn special_rules(
+        &mut self,
+        ins: &Instruction,
+        opcode: &str,
+        mods: &[&Name],
+        types: &[(Ty, Span)],
+        span: Span,
+    ) {
+        let has = |w: &str| mods.iter().any(|m| m.text == w);
+        if opcode == "cvt" && types.len() == 2 && !has(".pack") {
+            let (d, s) = (types[0].0, types[1].0);
+            let float_round = [".rn", ".rz", ".rm", ".rp", ".rna", ".rs"]
+                .iter()
+                .any(|r| has(r));
+            let int_round = [".rni", ".rzi", ".rmi", ".rpi"].iter().any(|r| has(r));
+            let needs = if d.is_float() && s.is_integer_like() {
+                !float_round
+            } else if d.is_integer_like() && s.is_float() {
+                !int_round
+            } else if d.is_float() && s.is_float() && d.bits() < s.bits() {
+                !float_round
+            } else {
+                false
+            };
+            if needs {
+                self.error(span, "Rounding modifier required for instruction 'cvt'");
+            }
+        }
+        if (opcode == "bar" || opcode == "barrier") && !has(".red") {
+            if let Some(Operand::Expr(e)) = ins.operands.first() {
+                if let Some(v) = eval_const(e) {
+                    if !(0..=15).contains(&v) {
+                        self.error(
+                            e.span(),
+                            format!(
+                                "Barrier number '{v}' out of range, expected to be in range [0..15]"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn dest(
+        &mut self,
+        op: &Operand,
+        want: Option<Ty>,
+        relaxed: bool,
+        pair: bool,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        match op {
+            Operand::Sink(_) => {}
+            Operand::Pair(a, b, span) => {
+                if !pair {
+                    self.error(
+                        *span,
+                        format!(
+                            "operand {} of '{}' cannot be a pair `a|b`",
+                            oc.index + 1,
+                            oc.opcode
+                        ),
+                    );
+                    return;
+                }
+                self.reg_operand(a, want, relaxed, oc, ctx);
+                let pred = Ty::parse("pred");
+                self.reg_operand(b, pred, false, oc, ctx);
+            }
+            Operand::Expr(e) if e.as_name().is_some() || matches!(e, Expr::Name { .. }) => {
+                self.reg_operand(e, want, relaxed, oc, ctx);
+            }
+            Operand::Vector(items, span) if oc.opcode == "mov" => {
+                self.packed_vector(items, *span, want, oc, ctx)
+            }
+            other => self.error(
+                other.span(),
+                format!(
+                    "operand {} of '{}' must be a destination register",
+                    oc.index + 1,
+                    oc.opcode
+                ),
+            ),
+        }
+    }
+
+    /// A `{a, b}` operand of `mov.b64` (pack/unpack): its elements must fill the type exactly.
+    fn packed_vector(
+        &mut self,
+        items: &[Operand],
+        span: Span,
+        want: Option<Ty>,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        if want.is_some_and(|w| w.kind() != Kind::Bits) {
+            self.error(
+                span,
+                format!("Argument vector size mismatch for instruction '{}': packing and unpacking need a `.bN` type", oc.opcode),
+            );
+            return;
+        }
+        let mut total = 0;
+        for it in items {
+            match it {
+                Operand::Expr(e) => match self.resolve_reg(e, ctx) {
+                    Some(r) => total += r.ty.bits() * r.width,
+                    None => {
+                        // Immediates in a packed vector take the element width; assume it fits.
+                        if eval_const(e).is_none() && !matches!(e, Expr::Lit { .. }) {
+                            self.value(it, None, true, false, oc, ctx);
+                        }
+                        total += want.map_or(0, |w| w.bits() / items.len() as u32);
+                    }
+                },
+                Operand::Sink(_) => total += want.map_or(0, |w| w.bits() / items.len() as u32),
+                other => self.error(other.span(), "a vector element must be a register"),
+            }
+        }
+        if let Some(w) = want {
+            if total != w.bits() {
+                self.error(
+                    span,
+                    format!(
+                        "Argument vector size mismatch for instruction '{}': the elements hold {total} bits, `{w}` needs {}",
+                        oc.opcode,
+                        w.bits()
+                    ),
+                );
+            }
+        }
+    }
+
+    fn resolve_reg(&self, e: &Expr, ctx: &FnCtx) -> Option<RegInfo> {
+        match e.as_name().map(|n| self.resolve(&n.text, ctx)) {
+            Some(Resolved::Reg(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A register operand (destination or source) of type `want`.
+    fn reg_operand(
+        &mut self,
+        e: &Expr,
+        want: Option<Ty>,
+        relaxed: bool,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        let Expr::Name { name, component } = e else {
+            self.error(
+                e.span(),
+                format!(
+                    "operand {} of '{}' must be a register",
+                    oc.index + 1,
+                    oc.opcode
+                ),
+            );
+            return;
+        };
+        match self.resolve(&name.text, ctx) {
+            Resolved::Reg(r) => {
+                if let Some(c) = component {
+                    if r.width == 1
+                        || !matches!(
+                            c.text.as_str(),
+                            ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a"
+                        )
+                    {
+                        self.error(
+                            c.span,
+                            format!("`{}` has no component `{}`", name.text, c.text),
+                        );
+                    }
+                } else if r.width > 1 {
+                    // `mov.b64 %rd, v` with `.reg .v2 .u32 v`: the whole vector, packed.
+                    let whole = r.ty.bits() * r.width;
+                    if oc.opcode != "mov" || want.is_some_and(|w| w.bits() != whole) {
+                        self.error(name.span, format!("Argument vector size mismatch for instruction '{}': `{}` is a vector register", oc.opcode, name.text));
+                    }
+                    return;
+                }
+                if let Some(w) = want {
+                    if !Ty::register_fits(r.ty, w, relaxed) {
+                        self.mismatch(name, r.ty, w, oc);
+                    }
+                }
+            }
+            Resolved::Unknown => self.error(name.span, format!("Unknown symbol '{}'", name.text)),
+            _ => self.error(
+                name.span,
+                format!(
+                    "operand {} of '{}' must be a register, but `{}` is not one",
+                    oc.index + 1,
+                    oc.opcode,
+                    name.text
+                ),
+            ),
+        }
+    }
+
+    fn mismatch(&mut self, name: &Name, have: Ty, want: Ty, oc: &OpCheck<'_>) {
+        self.error(
+            name.span,
+            format!(
+                "Arguments mismatch for instruction '{}': operand {} must be {want}, but `{}` is a {have} register",
+                oc.opcode,
+                oc.index + 1,
+                name.text
+            ),
+        );
+    }
+
+    /// A source operand: a register, special register, immediate or symbol address.
+    fn value(
+        &mut self,
+        op: &Operand,
+        want: Option<Ty>,
+        allow_imm: bool,
+        relaxed: bool,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        let e = match op {
+            Operand::Expr(e) => e,
+            Operand::Not(e, span) => {
+                // `!p` is a predicate source.
+                if want.is_some_and(|t| !t.is_pred()) {
+                    self.error(
+                        *span,
+                        format!(
+                            "`!` negates only predicates (operand {} of '{}')",
+                            oc.index + 1,
+                            oc.opcode
+                        ),
+                    );
+                }
+                return self.value(&Operand::Expr(e.clone()), want, false, false, oc, ctx);
+            }
+            Operand::Vector(items, span) if oc.opcode == "mov" => {
+                return self.packed_vector(items, *span, want, oc, ctx);
+            }
+            other => {
+                self.error(
+                    other.span(),
+                    format!(
+                        "operand {} of '{}' must be a register or an immediate",
+                        oc.index + 1,
+                        oc.opcode
+                    ),
+                );
+                return;
+            }
+        };
+        if let Expr::Name { name, component } = e {
+            match self.resolve(&name.text, ctx) {
+                Resolved::Reg(_) => return self.reg_operand(e, want, relaxed, oc, ctx),
+                Resolved::Sreg { ty, components } => {
+                    let (_, _, _, min_sm) =
+                        find_sreg(&name.text).unwrap_or(("", ty, components, 0));
+                    if min_sm > 0 {
+                        self.gate(name.span, min_sm, false, &name.text);
+                    }
+                    match (components, component) {
+                        (true, None) => {
+                            self.error(
+                                name.span,
+                                format!("Argument vector size mismatch for instruction '{}': `{}` is a vector; use `{}.x`", oc.opcode, name.text, name.text),
+                            );
+                            return;
+                        }
+                        (true, Some(c))
+                            if !matches!(c.text.as_str(), ".x" | ".y" | ".z" | ".w") =>
+                        {
+                            self.error(
+                                c.span,
+                                format!("`{}` has no component `{}`", name.text, c.text),
+                            );
+                            return;
+                        }
+                        (false, Some(c)) => {
+                            self.error(c.span, format!("`{}` is not a vector", name.text));
+                            return;
+                        }
+                        _ => {}
+                    }
+                    if let Some(w) = want {
+                        if !Ty::register_fits(ty, w, true) {
+                            self.mismatch(name, ty, w, oc);
+                        }
+                    }
+                    return;
+                }
+                Resolved::Var(_) | Resolved::Func => {
+                    // The address of a variable or function.
+                    if !allow_imm || want.is_some_and(|w| !(w.is_integer_like() && w.bits() >= 32))
+                    {
+                        self.error(
+                            name.span,
+                            format!(
+                                "operand {} of '{}' cannot be the address `{}`",
+                                oc.index + 1,
+                                oc.opcode,
+                                name.text
+                            ),
+                        );
+                    }
+                    return;
+                }
+                Resolved::Const => return,
+                Resolved::Label => {
+                    self.error(
+                        name.span,
+                        format!("label `{}` cannot be used as a value", name.text),
+                    );
+                    return;
+                }
+                Resolved::Unknown => {
+                    self.error(name.span, format!("Unknown symbol '{}'", name.text));
+                    return;
+                }
+            }
+        }
+        // An immediate or a constant expression (possibly `sym+4`).
+        if !allow_imm {
+            self.error(
+                e.span(),
+                format!(
+                    "operand {} of '{}' must be a register, not an immediate",
+                    oc.index + 1,
+                    oc.opcode
+                ),
+            );
+            return;
+        }
+        self.check_literals(e);
+        let mut names = Vec::new();
+        expr_names(e, &mut names);
+        for n in &names {
+            if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
+                self.error(n.span, format!("Unknown symbol '{}'", n.text));
+                return;
+            }
+        }
+        if let Some(w) = want {
+            if let Some(msg) = literal_mismatch(e, w) {
+                self.error(
+                    e.span(),
+                    format!("Arguments mismatch for instruction '{}': {msg}", oc.opcode),
+                );
+            }
+        }
+    }
+
+    fn immediate(&mut self, op: &Operand) {
+        match op {
+            Operand::Expr(e) if eval_const(e).is_some() => self.check_literals(e),
+            other => self.error(other.span(), "expected an integer constant"),
+        }
+    }
+
+    fn pred(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
+        let e = match op {
+            Operand::Expr(e) | Operand::Not(e, _) => e,
+            other => {
+                self.error(
+                    other.span(),
+                    format!(
+                        "operand {} of '{}' must be a predicate",
+                        oc.index + 1,
+                        oc.opcode
+                    ),
+                );
+                return;
+            }
+        };
+        // ptxas accepts integer constants as predicates (`vote.sync.all.pred d, 1, m`).
+        if eval_const(e).is_some() {
+            return;
+        }
+        match e.as_name().map(|n| (n, self.resolve(&n.text, ctx))) {
+            Some((_, Resolved::Reg(r))) if r.ty.is_pred() => {}
+            Some((_, Resolved::Sreg { ty, .. })) if ty.is_pred() => {}
+            Some((n, Resolved::Unknown)) => {
+                self.error(n.span, format!("Unknown symbol '{}'", n.text))
+            }
+            _ => self.error(
+                e.span(),
+                format!(
+                    "Arguments mismatch for instruction '{}': operand {} must be a .pred register",
+                    oc.opcode,
+                    oc.index + 1
+                ),
+            ),
+        }
+    }
+
+    fn address(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
+        let Operand::Address(parts, span) = op else {
+            self.error(
+                op.span(),
+                format!(
+                    "operand {} of '{}' must be an address `[...]`",
+                    oc.index + 1,
+                    oc.opcode
+                ),
+            );
+            return;
+        };
+        let Some(Operand::Expr(base)) = parts.first() else {
+            self.error(
+                *span,
+                "an address must start with a register, symbol or constant",
+            );
+            return;
+        };
+        self.check_literals(base);
+        let mut names = Vec::new();
+        expr_names(base, &mut names);
+        if names.len() > 1 {
+            self.error(
+                base.span(),
+                "an address may name at most one register or symbol",
+            );
+        }
+        for n in &names {
+            match self.resolve(&n.text, ctx) {
+                Resolved::Reg(r) => {
+                    if !(r.ty.is_integer_like() && (r.ty.bits() == 32 || r.ty.bits() == 64)) {
+                        self.error(
+                            n.span,
+                            format!(
+                                "an address register must be 32 or 64 bits wide, but `{}` is {}",
+                                n.text, r.ty
+                            ),
+                        );
+                    }
+                }
+                Resolved::Var(v) => {
+                    if let Some(space) = oc.space {
+                        let compatible =
+                            v.space == space || (v.space == Space::Param && space == Space::Param);
+                        if !compatible {
+                            self.error(
+                                n.span,
+                                format!(
+                                    "State space mismatch between instruction and address in instruction '{}': `{}` is in {}, the instruction accesses {}",
+                                    oc.opcode, n.text, v.space, space
+                                ),
+                            );
+                        }
+                    }
+                }
+                Resolved::Func | Resolved::Const => {}
+                Resolved::Sreg { .. } => {
+                    self.error(n.span, "a special register cannot be an address")
+                }
+                Resolved::Label => {
+                    self.error(n.span, format!("label `{}` cannot be an address", n.text))
+                }
+                Resolved::Unknown => self.error(n.span, format!("Unknown symbol '{}'", n.text)),
+            }
+        }
+        // `[tex, {coords}]`, `[tex, sampler, {coords}]`: the rest are ordinary operands.
+        for p in &parts[1..] {
+            self.any(p, oc, ctx);
+        }
+    }
+
+    fn label(&mut self, op: &Operand, ctx: &FnCtx) {
+        match op {
+            Operand::Expr(e) => match e.as_name() {
+                Some(n) => {
+                    if ctx.label(&n.text).is_none() {
+                        self.error(
+                            n.span,
+                            format!(
+                                "Unknown symbol '{}': no such label in this function",
+                                n.text
+                            ),
+                        );
+                    }
+                }
+                None => self.error(e.span(), "a branch target must be a label"),
+            },
+            other => self.error(other.span(), "a branch target must be a label"),
+        }
+    }
+
+    fn data(
+        &mut self,
+        op: &Operand,
+        want: Option<Ty>,
+        vector: Option<u32>,
+        is_dest: bool,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        match (op, vector) {
+            (Operand::Vector(items, span), Some(n)) => {
+                if items.len() as u32 != n {
+                    self.error(
+                        *span,
+                        format!(
+                            "Argument vector size mismatch for instruction '{}': `.v{n}` needs {n} elements, but {} are given",
+                            oc.opcode,
+                            items.len()
+                        ),
+                    );
+                    return;
+                }
+                for it in items {
+                    self.data_element(it, want, is_dest, oc, ctx);
+                }
+            }
+            // `st.global.b32 [a], { %r1 }`: ptxas takes a one-element vector as a scalar.
+            (Operand::Vector(items, _), None) if items.len() == 1 => {
+                self.data_element(&items[0], want, is_dest, oc, ctx)
+            }
+            (Operand::Vector(items, span), None) => self.error(
+                *span,
+                format!(
+                    "Argument vector size mismatch for instruction '{}': a vector of {} elements needs a `.v{}` modifier",
+                    oc.opcode,
+                    items.len(),
+                    items.len()
+                ),
+            ),
+            (Operand::Expr(e), Some(n)) if self.resolve_reg(e, ctx).is_some_and(|r| r.width == n) => {
+                // A vector register (`.reg .v2 .u32 v`) used whole.
+                let r = self.resolve_reg(e, ctx).expect("checked above");
+                if let (Some(w), Some(name)) = (want, e.as_name()) {
+                    if !Ty::register_fits(r.ty, w, true) {
+                        self.mismatch(name, r.ty, w, oc);
+                    }
+                }
+            }
+            (other, Some(n)) => self.error(
+                other.span(),
+                format!("Argument vector size mismatch for instruction '{}': `.v{n}` needs a vector operand `{{...}}`", oc.opcode),
+            ),
+            (other, None) => self.data_element(other, want, is_dest, oc, ctx),
+        }
+    }
+
+    fn data_element(
+        &mut self,
+        op: &Operand,
+        want: Option<Ty>,
+        is_dest: bool,
+        oc: &OpCheck<'_>,
+        ctx: &FnCtx,
+    ) {
+        match op {
+            Operand::Sink(_) if is_dest => {}
+            Operand::Expr(e) if is_dest => self.reg_operand(e, want, true, oc, ctx),
+            Operand::Expr(Expr::Name { .. }) => {
+                if let Operand::Expr(e) = op {
+                    if let Some(r) = self.resolve_reg(e, ctx) {
+                        if let Some(w) = want {
+                            if !Ty::register_fits(r.ty, w, true) {
+                                if let Some(n) = e.as_name() {
+                                    self.mismatch(n, r.ty, w, oc);
+                                }
+                            }
+                        }
+                        return;
+                    }
+                }
+                self.value(op, want, true, true, oc, ctx);
+            }
+            Operand::Expr(_) => self.value(op, want, true, true, oc, ctx),
+            other => self.error(
+                other.span(),
+                format!(
+                    "operand {} of '{}' must be a register",
+                    oc.index + 1,
+                    oc.opcode
+                ),
+            ),
+        }
+    }
+
+    /// An operand whose kind the table does not pin down: only its names are resolved.
+    fn any(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
+        match op {
+            Operand::Expr(e) | Operand::Not(e, _) => {
+                self.check_literals(e);
+                let mut names = Vec::new();
+                expr_names(e, &mut names);
+                for n in names {
+                    if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
+                        self.error(n.span, format!("Unknown symbol '{}'", n.text));
+                    }
+                }
+            }
+            Operand::Pair(a, b, _) => {
+                self.any(&Operand::Expr(a.clone()), oc, ctx);
+                self.any(&Operand::Expr(b.clone()), oc, ctx);
+            }
+            Operand::Address(..) => self.address(op, oc, ctx),
+            Operand::Vector(items, _) | Operand::List(items, _) => {
+                for it in items {
+                    self.any(it, oc, ctx);
+                }
+            }
+            Operand::Sink(_) => {}
+        }
+    }
+
+    /// `call (rets), func, (args)[, prototype]`.
+    fn call(&mut self, ins: &Instruction, ctx: &FnCtx) {
+        let mut ops = ins.operands.iter();
+        let mut first = ops.next();
+        let mut rets = 0;
+        if let Some(Operand::List(items, _)) = first {
+            rets = items.len();
+            first = ops.next();
+        }
+        let Some(Operand::Expr(target)) = first else {
+            let span = first.map_or(ins.opcode.span, Operand::span);
+            self.error(
+                span,
+                "`call` needs a function name or a register holding its address",
+            );
+            return;
+        };
+        let args = match ops.next() {
+            Some(Operand::List(items, _)) => items.len(),
+            Some(_) | None => 0,
+        };
+        let Some(name) = target.as_name() else {
+            self.error(target.span(), "`call` needs a function name");
+            return;
+        };
+        match self.resolve(&name.text, ctx) {
+            Resolved::Func => {
+                if let Some(f) = self.funcs.get(&name.text).cloned() {
+                    if f.kind == FunctionKind::Entry {
+                        self.error(
+                            name.span,
+                            format!("cannot call the .entry function '{}'", name.text),
+                        );
+                    }
+                    if f.params != args || f.returns != rets {
+                        self.error(
+                            ins.span,
+                            format!(
+                                "call of '{}' passes {args} argument(s) and {rets} return value(s); it is declared with {} and {}",
+                                name.text, f.params, f.returns
+                            ),
+                        );
+                    }
+                    if !f.defined && f.is_extern && !SYSCALLS.contains(&name.text.as_str()) {
+                        self.called_externs.push((name.text.clone(), name.span));
+                    }
+                }
+            }
+            Resolved::Reg(_) => {
+                // An indirect call needs a prototype or a target list.
+                if ins.operands.len() < 3 {
+                    self.error(
+                        ins.span,
+                        "an indirect `call` needs a prototype or a `.calltargets` list",
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Functions the CUDA driver provides to every module ("system calls"): a module may declare
+/// them `.extern` and call them without defining them.
+const SYSCALLS: &[&str] = &[
+    "vprintf",
+    "malloc",
+    "free",
+    "__assertfail",
+    "cudaGetParameterBuffer",
+    "cudaGetParameterBufferV2",
+    "cudaLaunchDevice",
+    "cudaLaunchDeviceV2",
+    "cudaDeviceSynchronize",
+    "cudaDeviceGetAttribute",
+    "cudaGetDevice",
+    "cudaStreamCreateWithFlags",
+    "cudaEventCreateWithFlags",
+    "cudaMalloc",
+    "cudaFree",
+];
+
+/// Operand-position context for messages.
+struct OpCheck<'a> {
+    opcode: &'a str,
+    index: usize,
+    space: Option<Space>,
+}
+
+fn is_space(m: &str) -> bool {
+    matches!(
+        m,
+        ".global"
+            | ".shared"
+            | ".shared::cta"
+            | ".shared::cluster"
+            | ".local"
+            | ".param"
+            | ".const"
+            | ".param::entry"
+            | ".param::func"
+    )
+}
+
+/// Why a literal does not fit type `want` (ptxas: "Arguments mismatch"), if it does not.
+fn literal_mismatch(e: &Expr, want: Ty) -> Option<String> {
+    // The innermost literal decides: `-1` is an integer, `-1.5` a float.
+    let mut e = e;
+    while let Expr::Unary { arg, .. } = e {
+        e = arg;
+    }
+    let Expr::Lit { kind, text, .. } = e else {
+        return None;
+    };
+    let k = want.kind();
+    let ok = match kind {
+        LitKind::Int => matches!(k, Kind::Bits | Kind::Unsigned | Kind::Signed | Kind::Pred),
+        // ptxas takes `mov.b64 %rd, 1.5` (the double's bits) but not `mov.u32 %r, 1.5`.
+        LitKind::Float => {
+            matches!(k, Kind::Float)
+                || want.name == "f16"
+                || want.name == "bf16"
+                || (k == Kind::Bits && want.bits() >= 32)
+        }
+        LitKind::HexF32 => want.bits() == 32 && matches!(k, Kind::Float | Kind::Bits),
+        LitKind::HexF64 => want.bits() == 64 && matches!(k, Kind::Float | Kind::Bits),
+    };
+    if ok {
+        None
+    } else {
+        let what = match kind {
+            LitKind::Int => "an integer literal",
+            LitKind::Float => "a floating-point literal",
+            LitKind::HexF32 => "a `0f` single-precision literal",
+            LitKind::HexF64 => "a `0d` double-precision literal",
+        };
+        Some(format!("{what} `{text}` cannot be a {want} operand"))
+    }
+}
+
+fn short_list(items: &[String]) -> String {
+    let mut v: Vec<&str> = items.iter().map(String::as_str).collect();
+    v.dedup();
+    if v.len() > 8 {
+        format!(
+            "{}, …",
+            v[..8]
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        v.iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn item_span(item: &Item) -> Span {
+    match item {
+        Item::Version { text } => text.span,
+        Item::Target { span, .. }
+        | Item::AddressSize { span, .. }
+        | Item::File { span, .. }
+        | Item::Section { span, .. }
+        | Item::Alias { span, .. }
+        | Item::Pragma { span, .. } => *span,
+        Item::Var(v) => v.span,
+        Item::Function(f) => f.span,
+    }
+}
+
+trait MaxByStart {
+    fn max_by_start(self, other: Span) -> Span;
+}
+
+impl MaxByStart for Span {
+    fn max_by_start(self, other: Span) -> Span {
+        if self.start >= other.start {
+            self
+        } else {
+            other
+        }
+    }
+}

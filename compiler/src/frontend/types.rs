@@ -1,0 +1,176 @@
+//! PTX scalar types and the operand type-compatibility rules of the PTX ISA ("Operand Type
+//! Information"), calibrated against ptxas 13.1 (`add.f32` takes a `.b32` register but not a
+//! `.u32` one; `add.u32` takes `.s32`/`.b32`; `ld`/`st`/`cvt` data may be wider than the type).
+
+use std::fmt;
+
+/// What family a type belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bits,
+    Unsigned,
+    Signed,
+    Float,
+    /// Packed or narrow floats (`.f16x2`, `.bf16`, `.e4m3x2`, …).
+    PackedFloat,
+    Pred,
+    /// Opaque (`.b1024` tensormap objects, `.texref`, …).
+    Opaque,
+}
+
+/// A PTX scalar type, by name (`.u32`) with its width and family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ty {
+    pub name: &'static str,
+}
+
+const TYPES: &[(&str, u32, Kind)] = &[
+    ("b8", 8, Kind::Bits),
+    ("b16", 16, Kind::Bits),
+    ("b32", 32, Kind::Bits),
+    ("b64", 64, Kind::Bits),
+    ("b128", 128, Kind::Bits),
+    ("u8", 8, Kind::Unsigned),
+    ("u16", 16, Kind::Unsigned),
+    ("u32", 32, Kind::Unsigned),
+    ("u64", 64, Kind::Unsigned),
+    ("s8", 8, Kind::Signed),
+    ("s16", 16, Kind::Signed),
+    ("s32", 32, Kind::Signed),
+    ("s64", 64, Kind::Signed),
+    ("f16", 16, Kind::PackedFloat),
+    ("bf16", 16, Kind::PackedFloat),
+    ("f16x2", 32, Kind::PackedFloat),
+    ("bf16x2", 32, Kind::PackedFloat),
+    ("u16x2", 32, Kind::Unsigned),
+    ("s16x2", 32, Kind::Signed),
+    ("f32", 32, Kind::Float),
+    ("f64", 64, Kind::Float),
+    ("tf32", 32, Kind::PackedFloat),
+    ("e4m3", 8, Kind::PackedFloat),
+    ("e5m2", 8, Kind::PackedFloat),
+    ("e4m3x2", 16, Kind::PackedFloat),
+    ("e5m2x2", 16, Kind::PackedFloat),
+    ("e2m3x2", 16, Kind::PackedFloat),
+    ("e3m2x2", 16, Kind::PackedFloat),
+    ("e2m1x2", 8, Kind::PackedFloat),
+    ("ue8m0x2", 16, Kind::PackedFloat),
+    ("s4", 4, Kind::Signed),
+    ("u4", 4, Kind::Unsigned),
+    ("b1", 1, Kind::Bits),
+    ("pred", 1, Kind::Pred),
+    ("b1024", 1024, Kind::Opaque),
+    ("texref", 64, Kind::Opaque),
+    ("samplerref", 64, Kind::Opaque),
+    ("surfref", 64, Kind::Opaque),
+];
+
+impl Ty {
+    /// The type named by a modifier (`.u32`) or bare name (`u32`).
+    pub fn parse(word: &str) -> Option<Ty> {
+        let w = word.strip_prefix('.').unwrap_or(word);
+        TYPES
+            .iter()
+            .find(|(n, _, _)| *n == w)
+            .map(|(n, _, _)| Ty { name: n })
+    }
+
+    fn entry(self) -> (u32, Kind) {
+        TYPES
+            .iter()
+            .find(|(n, _, _)| *n == self.name)
+            .map(|(_, b, k)| (*b, *k))
+            .unwrap_or((0, Kind::Opaque))
+    }
+
+    pub fn bits(self) -> u32 {
+        self.entry().0
+    }
+
+    pub fn kind(self) -> Kind {
+        self.entry().1
+    }
+
+    pub fn is_pred(self) -> bool {
+        self.kind() == Kind::Pred
+    }
+
+    pub fn is_integer_like(self) -> bool {
+        matches!(self.kind(), Kind::Bits | Kind::Unsigned | Kind::Signed)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self.kind(), Kind::Float | Kind::PackedFloat)
+    }
+
+    /// The type of the same family at twice the width (`.u32` → `.u64`), for `mul.wide`.
+    pub fn doubled(self) -> Option<Ty> {
+        let prefix: String = self
+            .name
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        Ty::parse(&format!("{prefix}{}", self.bits() * 2))
+    }
+
+    /// Whether a register declared with type `reg` may be used where the instruction wants
+    /// `want`. `relaxed` is the ld/st/cvt rule: an integer register may be wider than the type.
+    pub fn register_fits(reg: Ty, want: Ty, relaxed: bool) -> bool {
+        if reg == want {
+            return true;
+        }
+        let (rb, rk) = reg.entry();
+        let (wb, wk) = want.entry();
+        if rk == Kind::Pred || wk == Kind::Pred {
+            return false;
+        }
+        // The relaxed ld/st/cvt rule: a wider integer or bit-size register may hold a narrower
+        // value of any kind (`ld.global.f32` into a `.b64` register is accepted by ptxas).
+        if relaxed && rb > wb && reg.is_integer_like() {
+            return true;
+        }
+        let size_ok = rb == wb;
+        if !size_ok {
+            return false;
+        }
+        match wk {
+            Kind::Bits | Kind::Opaque => true,
+            Kind::Unsigned | Kind::Signed => {
+                matches!(rk, Kind::Bits | Kind::Unsigned | Kind::Signed)
+            }
+            Kind::Float => matches!(rk, Kind::Bits | Kind::Float),
+            Kind::PackedFloat => matches!(rk, Kind::Bits | Kind::PackedFloat),
+            Kind::Pred => false,
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, ".{}", self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Ty {
+        Ty::parse(s).unwrap()
+    }
+
+    #[test]
+    fn compatibility_matches_ptxas() {
+        // Calibrated with ptxas 13.1 (see module docs).
+        assert!(Ty::register_fits(t("b32"), t("f32"), false));
+        assert!(!Ty::register_fits(t("u32"), t("f32"), false));
+        assert!(Ty::register_fits(t("s32"), t("u32"), false));
+        assert!(!Ty::register_fits(t("f32"), t("u32"), false));
+        assert!(!Ty::register_fits(t("b64"), t("u32"), false));
+        assert!(Ty::register_fits(t("u64"), t("u32"), true));
+        assert!(!Ty::register_fits(t("u32"), t("u64"), true));
+        assert!(!Ty::register_fits(t("pred"), t("b32"), false));
+        assert!(Ty::register_fits(t("b32"), t("f16x2"), false));
+        assert_eq!(t("s32").doubled(), Some(t("s64")));
+    }
+}

@@ -1,0 +1,10 @@
+//! ptxc: a PTX-to-SASS compiler for NVIDIA Hopper (sm_90a).
+//!
+//! The pipeline, front to back (see `docs/ARCHITECTURE.md`):
+//!
+//! 1. [`frontend`]: PTX text → tokens (logos) → AST (lalrpop) → checked module.
+
+pub mod cli;
+pub mod diag;
+pub mod driver;
+pub mod frontend;
