@@ -2,8 +2,18 @@
 //! `-o`, `-v`, `-g`, `-O3`, `--gpu-name`, `--output-file`), so it can stand in for ptxas in a
 //! build. Exit codes: 0 success, 1 an error in the input, 2 a usage error.
 
-use clap::{Parser, ValueEnum};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::driver;
+use crate::frontend::check::Arch;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Read as _;
 use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit status for an error in the input (diagnostics were printed).
+pub const INPUT_ERROR: u8 = 1;
+/// Exit status for a usage error.
+pub const USAGE_ERROR: u8 = 2;
 
 /// What to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -21,11 +31,31 @@ pub enum Emit {
     version = concat!(env!("CARGO_PKG_VERSION"), " (PTX ISA up to 9.1; target sm_90a)"),
     about = "ptxc: compile PTX to Hopper (sm_90a) SASS, the way ptxas does",
     after_help = "ptxas-style spellings are accepted: -arch sm_90a, -o out.cubin, -v, -g, -O3.\n\
-                  Use `-` as INPUT to read standard input."
+                  Use `-` as INPUT to read standard input.",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
 )]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub compile: CompileArgs,
+}
+
+/// The tools besides compiling.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Assemble a SASS listing (cuobjdump -sass format) into machine code.
+    Asm(crate::asm::AsmArgs),
+}
+
+/// `ptxc [OPTIONS] INPUT`: compile PTX.
+#[derive(Debug, Args)]
+pub struct CompileArgs {
     /// The PTX file to compile (`-` for standard input).
-    pub input: PathBuf,
+    #[arg(required = true)]
+    pub input: Option<PathBuf>,
 
     /// Target architecture (ptxas: -arch). ptxc generates code for sm_90a; sm_90 is accepted and
     /// gives the same code, as with ptxas.
@@ -85,6 +115,116 @@ pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
+/// Runs the `ptxc` command with `args` (including the program name).
+pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
+    let cli = match Cli::try_parse_from(normalize_args(args)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { USAGE_ERROR } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match &cli.command {
+        Some(Command::Asm(args)) => crate::asm::run(args),
+        None => compile(&cli.compile),
+    }
+}
+
+/// Parses `--gpu-name`; ptxc generates code for sm_90a and sm_90 (the same code, as ptxas).
+pub fn parse_arch(arch: &str) -> Result<Arch, ExitCode> {
+    match Arch::parse(arch) {
+        Some(a) if a.sm == 90 => Ok(a),
+        _ => {
+            eprintln!(
+                "ptxc: error: unsupported architecture '{arch}': ptxc generates code for sm_90a (and sm_90)"
+            );
+            Err(ExitCode::from(USAGE_ERROR))
+        }
+    }
+}
+
+fn compile(args: &CompileArgs) -> ExitCode {
+    let arch = match parse_arch(&args.arch) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let input = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let src = match read_source(&input) {
+        Ok(src) => src,
+        Err(msg) => {
+            eprintln!("ptxc: error: {msg}");
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    let checked = match driver::frontend(&src, arch) {
+        Ok(c) => c,
+        Err(diags) => {
+            report(&src, &diags);
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    report(&src, &checked.warnings);
+    match args.emit {
+        Emit::Ast => {
+            let text = crate::frontend::print::print_ast(&checked.module, &src);
+            emit_text(args.output.as_ref(), &text)
+        }
+        Emit::Cubin => {
+            eprintln!(
+                "ptxc: error: code generation not implemented yet; `{}` parses and checks \
+                 (try --emit ast)",
+                src.name
+            );
+            ExitCode::from(INPUT_ERROR)
+        }
+    }
+}
+
+/// Reads a source file, or standard input for `-`. Bytes that are not UTF-8 are kept visible
+/// (lossily decoded) so that the lexer reports the first odd character with its position.
+pub fn read_source(input: &std::path::Path) -> Result<SourceFile, String> {
+    let mut bytes = Vec::new();
+    let name = if input.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        "<stdin>".to_string()
+    } else {
+        bytes =
+            std::fs::read(input).map_err(|e| format!("cannot read '{}': {e}", input.display()))?;
+        input.display().to_string()
+    };
+    Ok(SourceFile::new(
+        name,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    ))
+}
+
+/// Prints diagnostics to standard error.
+pub fn report(src: &SourceFile, diags: &[Diagnostic]) {
+    for d in diags {
+        eprint!("{}", src.render(d));
+    }
+}
+
+/// Writes a text result to `output` (atomically) or to standard output.
+pub fn emit_text(output: Option<&PathBuf>, text: &str) -> ExitCode {
+    match output {
+        Some(path) => match driver::write_atomically(path, text.as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ptxc: error: cannot write '{}': {e}", path.display());
+                ExitCode::from(INPUT_ERROR)
+            }
+        },
+        None => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,11 +234,11 @@ mod tests {
         let args = normalize_args(
             ["ptxc", "-arch", "sm_90a", "-O3", "x.ptx", "-o", "y"].map(String::from),
         );
-        let cli = Cli::try_parse_from(args).unwrap();
+        let cli = Cli::try_parse_from(args).unwrap().compile;
         assert_eq!(cli.arch, "sm_90a");
         assert_eq!(cli.opt_level, 3);
         assert_eq!(cli.output.unwrap(), PathBuf::from("y"));
         let args = normalize_args(["ptxc", "-arch=sm_90", "x.ptx"].map(String::from));
-        assert_eq!(Cli::try_parse_from(args).unwrap().arch, "sm_90");
+        assert_eq!(Cli::try_parse_from(args).unwrap().compile.arch, "sm_90");
     }
 }

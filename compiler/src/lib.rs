@@ -4,7 +4,10 @@
 //!
 //! 1. [`frontend`]: PTX text → tokens (logos) → AST (lalrpop) → checked module.
 
+pub mod asm;
 pub mod cli;
 pub mod diag;
 pub mod driver;
+pub mod emit;
 pub mod frontend;
+pub mod target;

@@ -1,0 +1,1 @@
+//! Output containers: the cubin (ELF) writer and reader.

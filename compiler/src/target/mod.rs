@@ -1,0 +1,1 @@
+//! Target machine models. ptxc has one target: Hopper, sm_90a.

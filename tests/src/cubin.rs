@@ -1,0 +1,1 @@
+//! Test support for the cubin writer and reader.
