@@ -54,7 +54,11 @@ fn syntax_error(
                 "unexpected end of file"
             };
             let at = location.min(src.len());
-            Diagnostic::error(Span::new(at, at), what)
+            let d = Diagnostic::error(Span::new(at, at), what);
+            match unclosed_brace(tokens) {
+                Some(open) => d.with_note(Some(Span::new(open, open + 1)), "the block opened here"),
+                None => d,
+            }
         }
         ParseError::UnrecognizedToken {
             token: (l, tok, r),
@@ -72,6 +76,13 @@ fn syntax_error(
                     );
                 }
             }
+            // A `.word` where a statement or declaration starts is a directive ptxc does not know.
+            let at_statement = expected
+                .iter()
+                .any(|x| x == "\".entry\"" || x == "\".reg\"");
+            if let (Tok::Dot(word), true) = (tok, at_statement) {
+                return Diagnostic::error(Span::new(l, r), format!("unknown directive `{word}`"));
+            }
             let mut msg = format!("unexpected {}", describe(&tok));
             let exp = friendly_expected(&expected);
             if !exp.is_empty() {
@@ -86,6 +97,21 @@ fn syntax_error(
             Diagnostic::error(Span::new(error.start, error.end), error.message)
         }
     }
+}
+
+/// The innermost `{` that is never closed.
+fn unclosed_brace(tokens: &[lexer::Spanned<'_>]) -> Option<usize> {
+    let mut open = Vec::new();
+    for (l, t, _) in tokens {
+        match t {
+            Tok::LBrace => open.push(*l),
+            Tok::RBrace => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.pop()
 }
 
 /// Turns lalrpop's list of expected terminals into a short phrase.
