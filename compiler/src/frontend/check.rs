@@ -444,12 +444,12 @@ impl FnCtx {
             if digits > 0 {
                 let (prefix, num) = name.split_at(name.len() - digits);
                 // `%r01` is not a member of `%r<…>`.
-                if num.len() == 1 || !num.starts_with('0') {
-                    if let Ok(n) = num.parse::<u64>() {
-                        for (p, count, info) in &scope.families {
-                            if p == prefix && n < *count {
-                                return Some(Resolved::Reg(*info));
-                            }
+                if (num.len() == 1 || !num.starts_with('0'))
+                    && let Ok(n) = num.parse::<u64>()
+                {
+                    for (p, count, info) in &scope.families {
+                        if p == prefix && n < *count {
+                            return Some(Resolved::Reg(*info));
                         }
                     }
                 }
@@ -1507,7 +1507,7 @@ impl Checker {
         let mut used: Vec<Option<&Name>> = vec![None; form.groups.len()];
         let type_text = || -> String { types.iter().map(|(t, _)| t.to_string()).collect() };
         for m in mods {
-            if form.fixed.iter().any(|f| *f == m.text) {
+            if form.fixed.contains(&m.text) {
                 continue;
             }
             // The first group that takes the word and is still free; `cp.async.bulk` has two
@@ -1606,19 +1606,16 @@ impl Checker {
                 self.error(span, "Rounding modifier required for instruction 'cvt'");
             }
         }
-        if (opcode == "bar" || opcode == "barrier") && !has(".red") {
-            if let Some(Operand::Expr(e)) = ins.operands.first() {
-                if let Some(v) = eval_const(e) {
-                    if !(0..=15).contains(&v) {
-                        self.error(
-                            e.span(),
-                            format!(
-                                "Barrier number '{v}' out of range, expected to be in range [0..15]"
-                            ),
-                        );
-                    }
-                }
-            }
+        if (opcode == "bar" || opcode == "barrier")
+            && !has(".red")
+            && let Some(Operand::Expr(e)) = ins.operands.first()
+            && let Some(v) = eval_const(e)
+            && !(0..=15).contains(&v)
+        {
+            self.error(
+                e.span(),
+                format!("Barrier number '{v}' out of range, expected to be in range [0..15]"),
+            );
         }
     }
 
@@ -1702,9 +1699,10 @@ impl Checker {
                 other => self.error(other.span(), "a vector element must be a register"),
             }
         }
-        if let Some(w) = want {
-            if total != w.bits() {
-                self.error(
+        if let Some(w) = want
+            && total != w.bits()
+        {
+            self.error(
                     span,
                     format!(
                         "Argument vector size mismatch for instruction '{}': the elements hold {total} bits, `{w}` needs {}",
@@ -1712,7 +1710,6 @@ impl Checker {
                         w.bits()
                     ),
                 );
-            }
         }
     }
 
@@ -1765,10 +1762,10 @@ impl Checker {
                     }
                     return;
                 }
-                if let Some(w) = want {
-                    if !Ty::register_fits(r.ty, w, relaxed) {
-                        self.mismatch(name, r.ty, w, oc);
-                    }
+                if let Some(w) = want
+                    && !Ty::register_fits(r.ty, w, relaxed)
+                {
+                    self.mismatch(name, r.ty, w, oc);
                 }
             }
             Resolved::Unknown => self.error(name.span, format!("Unknown symbol '{}'", name.text)),
@@ -1869,10 +1866,10 @@ impl Checker {
                         }
                         _ => {}
                     }
-                    if let Some(w) = want {
-                        if !Ty::register_fits(ty, w, true) {
-                            self.mismatch(name, ty, w, oc);
-                        }
+                    if let Some(w) = want
+                        && !Ty::register_fits(ty, w, true)
+                    {
+                        self.mismatch(name, ty, w, oc);
                     }
                     return;
                 }
@@ -1927,13 +1924,13 @@ impl Checker {
                 return;
             }
         }
-        if let Some(w) = want {
-            if let Some(msg) = literal_mismatch(e, w) {
-                self.error(
-                    e.span(),
-                    format!("Arguments mismatch for instruction '{}': {msg}", oc.opcode),
-                );
-            }
+        if let Some(w) = want
+            && let Some(msg) = literal_mismatch(e, w)
+        {
+            self.error(
+                e.span(),
+                format!("Arguments mismatch for instruction '{}': {msg}", oc.opcode),
+            );
         }
     }
 
@@ -2114,11 +2111,10 @@ impl Checker {
             (Operand::Expr(e), Some(n)) if self.resolve_reg(e, ctx).is_some_and(|r| r.width == n) => {
                 // A vector register (`.reg .v2 .u32 v`) used whole.
                 let r = self.resolve_reg(e, ctx).expect("checked above");
-                if let (Some(w), Some(name)) = (want, e.as_name()) {
-                    if !Ty::register_fits(r.ty, w, true) {
+                if let (Some(w), Some(name)) = (want, e.as_name())
+                    && !Ty::register_fits(r.ty, w, true) {
                         self.mismatch(name, r.ty, w, oc);
                     }
-                }
             }
             (other, Some(n)) => self.error(
                 other.span(),
@@ -2140,17 +2136,16 @@ impl Checker {
             Operand::Sink(_) if is_dest => {}
             Operand::Expr(e) if is_dest => self.reg_operand(e, want, true, oc, ctx),
             Operand::Expr(Expr::Name { .. }) => {
-                if let Operand::Expr(e) = op {
-                    if let Some(r) = self.resolve_reg(e, ctx) {
-                        if let Some(w) = want {
-                            if !Ty::register_fits(r.ty, w, true) {
-                                if let Some(n) = e.as_name() {
-                                    self.mismatch(n, r.ty, w, oc);
-                                }
-                            }
-                        }
-                        return;
+                if let Operand::Expr(e) = op
+                    && let Some(r) = self.resolve_reg(e, ctx)
+                {
+                    if let Some(w) = want
+                        && !Ty::register_fits(r.ty, w, true)
+                        && let Some(n) = e.as_name()
+                    {
+                        self.mismatch(n, r.ty, w, oc);
                     }
+                    return;
                 }
                 self.value(op, want, true, true, oc, ctx);
             }
@@ -2244,15 +2239,14 @@ impl Checker {
                     }
                 }
             }
-            Resolved::Reg(_) => {
+            Resolved::Reg(_)
                 // An indirect call needs a prototype or a target list.
-                if ins.operands.len() < 3 {
+                if ins.operands.len() < 3 => {
                     self.error(
                         ins.span,
                         "an indirect `call` needs a prototype or a `.calltargets` list",
                     );
                 }
-            }
             _ => {}
         }
     }
