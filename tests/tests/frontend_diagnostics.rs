@@ -459,3 +459,45 @@ fn exit_codes_and_standard_input() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
 }
+
+#[test]
+fn readme_sample_command_works() {
+    // The README's first command: the cluster sample through the frontend.
+    let sample = ptxc_tests::workspace_root().join("samples/cluster_exchange.ptx");
+    let out = Command::new(ptxc_bin!())
+        .args(["-arch", "sm_90a"])
+        .arg(&sample)
+        .args(["--emit", "ast"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ast = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "Entry cluster_exchange .visible",
+        "Directive .reqnctapercluster 2, 1, 1",
+        "Instr mov.u32 %r5, %cluster_ctarank",
+        "Instr mapa.shared::cluster.u32 %r8, %r4, %r7",
+        "Instr ld.shared::cluster.u32 %r9, [%r8]",
+        "Instr barrier.cluster.wait.acquire.aligned",
+    ] {
+        assert!(ast.contains(needle), "`{needle}` missing from:\n{ast}");
+    }
+    // Until code generation exists, compiling to a cubin is a clear error and writes nothing.
+    let dir = tempdir();
+    let cubin = dir.join("out.cubin");
+    let out = Command::new(ptxc_bin!())
+        .arg(&sample)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("code generation not implemented yet"));
+    assert!(!cubin.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
