@@ -10,4 +10,5 @@ pub mod diag;
 pub mod driver;
 pub mod emit;
 pub mod frontend;
+pub mod mir;
 pub mod target;
