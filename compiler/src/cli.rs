@@ -22,6 +22,8 @@ pub enum Emit {
     Cubin,
     /// The parsed and checked syntax tree.
     Ast,
+    /// The machine IR after the last pass run.
+    Mir,
 }
 
 /// ptxc: a PTX-to-SASS compiler for NVIDIA Hopper (sm_90a).
@@ -82,6 +84,18 @@ pub struct CompileArgs {
     /// Generate debug code (ptxas -g): no optimisation, exit bookends.
     #[arg(short = 'g', long = "device-debug")]
     pub device_debug: bool,
+
+    /// Print the MIR after every pass (to standard error).
+    #[arg(long)]
+    pub print_after_all: bool,
+
+    /// Print the MIR after the named pass (`isel` for the input of the pipeline); repeatable.
+    #[arg(long, value_name = "PASS")]
+    pub print_after: Vec<String>,
+
+    /// Report the time each pass took (to standard error).
+    #[arg(long)]
+    pub time_passes: bool,
 
     /// Optimisation level 0-3 (ptxas -O).
     #[arg(short = 'O', long = "opt-level", value_name = "N", default_value_t = 3,
@@ -169,6 +183,36 @@ fn compile(args: &CompileArgs) -> ExitCode {
         Emit::Ast => {
             let text = crate::frontend::print::print_ast(&checked.module, &src);
             emit_text(args.output.as_ref(), &text)
+        }
+        Emit::Mir => {
+            let opts = crate::passes::Options {
+                print_after_all: args.print_after_all,
+                print_after: args.print_after.clone(),
+                time_passes: args.time_passes,
+                ..crate::passes::Options::new()
+            };
+            match driver::lower(&checked, &opts) {
+                Ok((lowered, report)) => {
+                    eprint!("{}", report.dumps);
+                    for (pass, t) in &report.timings {
+                        eprintln!(
+                            "ptxc: time-passes: {pass:<20} {:>10.3} ms",
+                            t.as_secs_f64() * 1e3
+                        );
+                    }
+                    let text: String = lowered
+                        .module
+                        .functions
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect();
+                    emit_text(args.output.as_ref(), &text)
+                }
+                Err(diags) => {
+                    report(&src, &diags);
+                    ExitCode::from(INPUT_ERROR)
+                }
+            }
         }
         Emit::Cubin => {
             eprintln!(

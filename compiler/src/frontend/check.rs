@@ -1474,25 +1474,8 @@ impl Checker {
         }
     }
 
-    /// Finds the longest known compound opcode (`cp.async.bulk.tensor`) and returns it with the
-    /// remaining modifiers.
     fn split_opcode<'i>(&self, ins: &'i Instruction) -> Option<(String, Vec<&'i Name>)> {
-        let head = ins.opcode.text.as_str();
-        if self.isa.compound_heads.contains(head) {
-            let words: Vec<&str> = std::iter::once(head)
-                .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
-                .collect();
-            for n in (2..=self.isa.max_opcode_words.min(words.len())).rev() {
-                let name = words[..n].concat();
-                if self.isa.forms.contains_key(&name) {
-                    return Some((name, ins.modifiers[n - 1..].iter().collect()));
-                }
-            }
-        }
-        self.isa
-            .forms
-            .contains_key(head)
-            .then(|| (head.to_string(), ins.modifiers.iter().collect()))
+        self.isa.split_opcode(ins)
     }
 
     /// Why `mods` do not fit `form`, if they do not.

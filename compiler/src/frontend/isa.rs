@@ -410,6 +410,29 @@ pub struct Isa {
 }
 
 impl Isa {
+    /// Finds the longest known compound opcode of an instruction (`cp.async.bulk.tensor`) and
+    /// returns it with the modifiers that follow it.
+    pub fn split_opcode<'i>(
+        &self,
+        ins: &'i crate::frontend::ast::Instruction,
+    ) -> Option<(String, Vec<&'i crate::frontend::ast::Name>)> {
+        let head = ins.opcode.text.as_str();
+        if self.compound_heads.contains(head) {
+            let words: Vec<&str> = std::iter::once(head)
+                .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
+                .collect();
+            for n in (2..=self.max_opcode_words.min(words.len())).rev() {
+                let name = words[..n].concat();
+                if self.forms.contains_key(&name) {
+                    return Some((name, ins.modifiers[n - 1..].iter().collect()));
+                }
+            }
+        }
+        self.forms
+            .contains_key(head)
+            .then(|| (head.to_string(), ins.modifiers.iter().collect()))
+    }
+
     /// The table, parsed once.
     pub fn get() -> &'static Isa {
         static ISA: OnceLock<Isa> = OnceLock::new();

@@ -2,7 +2,7 @@
 //! with reverse post-order, predecessors and dominators (Cooper, Harvey and Kennedy's
 //! algorithm, petgraph's `simple_fast`).
 
-use super::{BlockId, Function};
+use super::{BlockId, Function, OpKind};
 use petgraph::algo::dominators::{self, Dominators};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::DfsPostOrder;
@@ -119,6 +119,47 @@ impl Cfg {
         s.push_str("}\n");
         s
     }
+}
+
+/// Removes the blocks control can never reach (code after an unconditional branch or exit),
+/// renumbering the others in order; `PHI` arguments from removed blocks go too.
+pub fn remove_unreachable(f: &mut Function) -> bool {
+    let cfg = Cfg::new(f);
+    if f.block_ids().all(|b| cfg.is_reachable(b)) {
+        return false;
+    }
+    let mut new_of = vec![None; f.blocks.len()];
+    let mut next = 0u32;
+    for b in f.block_ids() {
+        if cfg.is_reachable(b) {
+            new_of[b.0 as usize] = Some(BlockId(next));
+            next += 1;
+        }
+    }
+    let blocks = std::mem::take(&mut f.blocks);
+    for (i, mut block) in blocks.into_iter().enumerate() {
+        if new_of[i].is_none() {
+            continue;
+        }
+        block.fallthrough = block.fallthrough.and_then(|t| new_of[t.0 as usize]);
+        for inst in &mut block.insts {
+            inst.ops.retain(|o| match o.kind {
+                OpKind::PhiArg(p, _) => new_of[p.0 as usize].is_some(),
+                _ => true,
+            });
+            for o in &mut inst.ops {
+                match &mut o.kind {
+                    OpKind::Block(t) | OpKind::PhiArg(t, _) => {
+                        *t = new_of[t.0 as usize]
+                            .expect("a reachable block's successor is reachable")
+                    }
+                    _ => {}
+                }
+            }
+        }
+        f.blocks.push(block);
+    }
+    true
 }
 
 #[cfg(test)]

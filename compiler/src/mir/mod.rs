@@ -6,7 +6,8 @@
 //! R vreg, allocated to an aligned pair `R2n:R2n+1`). Every register operand says whether it
 //! is written or read ([`RegRef::def`]), so liveness needs no knowledge of SASS semantics.
 //!
-//! Instruction selection produces MIR in SSA form (every vreg defined once, `PHI`s at merges);
+//! Instruction selection produces MIR in SSA form (every word of every vreg defined once —
+//! a 64-bit value may be written by two instructions, one per word — and `PHI`s at merges);
 //! the verifier (`verify.rs`) checks that defs dominate uses while the function is in SSA form,
 //! and that register classes and widths agree at every stage. After register allocation every
 //! register is physical and the function converts one-to-one into encodable SASS.
@@ -234,6 +235,10 @@ pub enum OpKind {
     Func(String),
     /// The incoming value of a `PHI` from a predecessor.
     PhiArg(BlockId, Reg),
+    /// The value a guarded instruction's destination keeps where the guard is false (`@p mov
+    /// %r, 1` in SSA form reads the old `%r`). Not printed in SASS: leaving SSA form turns it
+    /// into a `COPY` into the destination before the instruction.
+    Prior(Reg),
 }
 
 /// An operand with nvdisasm's decorations.
@@ -340,7 +345,7 @@ impl Operand {
                 }
                 v
             }
-            OpKind::PhiArg(_, r) => vec![r],
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => vec![r],
             _ => Vec::new(),
         }
     }

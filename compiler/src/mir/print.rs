@@ -100,6 +100,9 @@ impl fmt::Display for Operand {
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
             }
+            OpKind::Prior(r) => {
+                let _ = write!(s, "{{prior {r}}}");
+            }
         }
         if self.abs {
             s.push('|');

@@ -7,8 +7,9 @@
 //!   have exactly one argument per predecessor;
 //! * registers are well formed: a virtual register slice stays inside the register, a physical
 //!   one inside its file; guards are predicates; `PHI` and `COPY` keep class and width;
-//! * in SSA form, every virtual register is defined exactly once and every use is dominated by
-//!   its definition (a `PHI` argument by the end of its predecessor).
+//! * in SSA form, every word of every virtual register is defined exactly once and every use is
+//!   dominated by the definitions of the words it reads (a `PHI` argument by the end of its
+//!   predecessor).
 
 use super::cfg::Cfg;
 use super::*;
@@ -262,21 +263,31 @@ fn check_phis(v: &mut Verifier<'_>, cfg: &Cfg) {
 
 fn check_ssa(v: &mut Verifier<'_>, cfg: &Cfg) {
     let f = v.f;
-    // Where each vreg is defined: (block, instruction index).
-    let mut def_at: Vec<Option<(BlockId, usize)>> = vec![None; f.vregs.len()];
+    // Where each word of each vreg is defined: (block, instruction index).
+    let mut def_at: Vec<Vec<Option<(BlockId, usize)>>> = f
+        .vregs
+        .iter()
+        .map(|i| vec![None; usize::from(i.words)])
+        .collect();
     for b in f.block_ids() {
         for (i, inst) in f.block(b).insts.iter().enumerate() {
             for d in inst.defs() {
-                if let Some(vreg) = d.vreg() {
-                    let slot = &mut def_at[vreg.0 as usize];
-                    if slot.is_some() {
-                        v.err(
+                let Reg::Virt { vreg, first, count } = d else {
+                    continue;
+                };
+                let Some(words) = def_at.get_mut(vreg.0 as usize) else {
+                    continue;
+                };
+                for w in first..first + count {
+                    match words.get_mut(usize::from(w)) {
+                        Some(slot @ None) => *slot = Some((b, i)),
+                        Some(Some(_)) => v.err(
                             Some(b),
                             Some(i),
-                            format!("{vreg} is defined more than once (SSA)"),
-                        );
+                            format!("word {w} of {vreg} is defined more than once (SSA)"),
+                        ),
+                        None => {}
                     }
-                    *slot = Some((b, i));
                 }
             }
         }
@@ -302,21 +313,36 @@ fn check_ssa(v: &mut Verifier<'_>, cfg: &Cfg) {
                 uses.push((g.pred, b, i));
             }
             for (reg, ub, ui) in uses {
-                let Some(vreg) = reg.vreg() else { continue };
-                match def_at.get(vreg.0 as usize).copied().flatten() {
-                    None => v.err(
-                        Some(b),
-                        Some(i),
-                        format!("`{inst}` uses {vreg}, which is never defined"),
-                    ),
-                    Some((db, di)) => {
-                        let ok = if db == ub {
-                            di < ui
-                        } else {
-                            cfg.dominates(db, ub)
-                        };
-                        if !ok {
-                            v.err(Some(b), Some(i), format!("`{inst}` uses {vreg}, whose definition in {db} does not dominate the use"));
+                let Reg::Virt { vreg, first, count } = reg else {
+                    continue;
+                };
+                let Some(words) = def_at.get(vreg.0 as usize) else {
+                    continue;
+                };
+                for w in first..first + count {
+                    match words.get(usize::from(w)).copied().flatten() {
+                        None => {
+                            v.err(
+                                Some(b),
+                                Some(i),
+                                format!("`{inst}` uses word {w} of {vreg}, which is never defined"),
+                            );
+                            break;
+                        }
+                        Some((db, di)) => {
+                            let ok = if db == ub {
+                                di < ui
+                            } else {
+                                cfg.dominates(db, ub)
+                            };
+                            if !ok {
+                                v.err(
+                                    Some(b),
+                                    Some(i),
+                                    format!("`{inst}` uses {vreg}, whose definition in {db} does not dominate the use"),
+                                );
+                                break;
+                            }
                         }
                     }
                 }
