@@ -17,6 +17,7 @@
 //! definition on some path) and `KILL` (end of a live range; none yet).
 
 pub mod cfg;
+pub mod liveness;
 pub mod print;
 pub mod verify;
 
@@ -319,7 +320,7 @@ impl Operand {
                     }
                 }
             }
-            OpKind::PhiArg(_, r) => out.push(RegRef {
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => out.push(RegRef {
                 reg: *r,
                 def: false,
             }),
@@ -467,6 +468,11 @@ pub struct Function {
     pub vregs: Vec<VRegInfo>,
     /// Whether the function is in SSA form (each vreg defined once, `PHI`s at merges).
     pub ssa: bool,
+    /// The register budget (`.maxnreg`; 255 without one): the allocator keeps the
+    /// register count ptxas reports (highest R used + 3) within it.
+    pub max_regs: u32,
+    /// Bytes of the thread's stack frame: `.local` data, then spill slots.
+    pub frame_bytes: u32,
 }
 
 impl Function {
@@ -477,6 +483,8 @@ impl Function {
             blocks: vec![Block::default()],
             vregs: Vec::new(),
             ssa: true,
+            max_regs: 255,
+            frame_bytes: 0,
         }
     }
 

@@ -16,8 +16,9 @@ impl Pass for RemoveUnreachable {
         "remove-unreachable"
     }
 
-    fn run(&self, f: &mut Function) {
+    fn run(&self, f: &mut Function) -> Result<(), String> {
         cfg::remove_unreachable(f);
+        Ok(())
     }
 }
 
@@ -55,7 +56,7 @@ impl Pass for DeadCode {
         "dce"
     }
 
-    fn run(&self, f: &mut Function) {
+    fn run(&self, f: &mut Function) -> Result<(), String> {
         loop {
             let used: FxHashSet<VReg> = f
                 .blocks
@@ -84,5 +85,6 @@ impl Pass for DeadCode {
                 break;
             }
         }
+        Ok(())
     }
 }

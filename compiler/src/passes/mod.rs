@@ -4,20 +4,28 @@
 //! Each pass is one file in this directory and one line in [`PIPELINE`].
 
 pub mod cleanup;
+pub mod out_of_ssa;
+pub mod regalloc;
 
 use crate::mir::{Function, verify::verify};
 use std::time::{Duration, Instant};
 
-/// A transformation of one MIR function.
+/// A transformation of one MIR function. An `Err` is an internal error (a compiler bug or a
+/// limit of ptxc), reported as a diagnostic, never a panic.
 pub trait Pass {
     /// The name `--print-after` takes.
     fn name(&self) -> &'static str;
-    fn run(&self, f: &mut Function);
+    fn run(&self, f: &mut Function) -> Result<(), String>;
 }
 
 /// The MIR pipeline, in order. Instruction selection (`lower::isel`) builds the MIR these run
 /// on.
-pub const PIPELINE: &[&dyn Pass] = &[&cleanup::RemoveUnreachable, &cleanup::DeadCode];
+pub const PIPELINE: &[&dyn Pass] = &[
+    &cleanup::RemoveUnreachable,
+    &cleanup::DeadCode,
+    &out_of_ssa::OutOfSsa,
+    &regalloc::RegAlloc,
+];
 
 /// How to run the pipeline.
 #[derive(Clone, Debug, Default)]
@@ -82,7 +90,11 @@ pub fn run(
     check(f, "isel", opts, report)?;
     for pass in passes {
         let t = Instant::now();
-        pass.run(f);
+        pass.run(f).map_err(|e| PassError {
+            pass: pass.name(),
+            function: f.name.clone(),
+            errors: vec![e],
+        })?;
         let dt = t.elapsed();
         if opts.time_passes {
             match report.timings.iter_mut().find(|(n, _)| *n == pass.name()) {
@@ -102,6 +114,8 @@ fn check(
     report: &mut Report,
 ) -> Result<(), PassError> {
     if opts.wants_print(pass) {
+        // Printed at once, so that the dump before a failing pass is there to read.
+        eprint!("; after {pass}\n{f}\n");
         report.dumps.push_str(&format!("; after {pass}\n{f}\n"));
     }
     if opts.verify {
