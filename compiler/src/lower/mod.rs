@@ -546,10 +546,22 @@ pub fn lower_function(
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut plan = plan(f, globals);
     let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
+    // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
+    if let Some(n) = f
+        .directives
+        .iter()
+        .find(|d| d.name.text == ".maxnreg")
+        .and_then(|d| d.args.first())
+        .and_then(const_value)
+        .filter(|n| (1..=255).contains(n))
+    {
+        mf.max_regs = n as u32;
+    }
     for b in plan.blocks.iter().skip(1) {
         mf.new_block(b.label.clone());
     }
     mf.blocks[0].label = plan.blocks[0].label.clone();
+    mf.frame_bytes = plan.frame.local_bytes;
     isel::select(&mut plan, &mut mf);
     if !plan.diags.is_empty() {
         return Err(plan.diags);

@@ -476,3 +476,161 @@ pub fn max_gpr(f: &Function) -> Option<u8> {
 
 /// The entry block of a function (for prologue insertion by later stages).
 pub const ENTRY: BlockId = BlockId(0);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{MemPrefix, MemTerm};
+
+    /// `n` values loaded, then all summed in reverse order: `n` live at once.
+    fn pressure(n: usize, max_regs: u32) -> Function {
+        let mut f = Function::new("p", true);
+        f.max_regs = max_regs;
+        f.ssa = false;
+        let addr = f.new_vreg(RegClass::Gpr, 2, None);
+        let desc = f.new_vreg(RegClass::Ugpr, 2, None);
+        let mut insts = vec![
+            Inst::new(
+                "LDC",
+                &["64"],
+                vec![
+                    Operand::def(Reg::whole(addr, 2)),
+                    Operand::new(OpKind::CBank {
+                        bank: 0,
+                        base: None,
+                        offset: 0x210,
+                    }),
+                ],
+            ),
+            Inst::new(
+                "ULDC",
+                &["64"],
+                vec![
+                    Operand::def(Reg::whole(desc, 2)),
+                    Operand::new(OpKind::CBank {
+                        bank: 0,
+                        base: None,
+                        offset: 0x208,
+                    }),
+                ],
+            ),
+        ];
+        let mem = |off: i64| {
+            Operand::new(OpKind::Mem {
+                prefix: MemPrefix::Desc(Reg::whole(desc, 2)),
+                terms: vec![
+                    MemTerm::Reg(Reg::whole(addr, 2), Some("64")),
+                    MemTerm::Imm(off),
+                ],
+            })
+        };
+        let vals: Vec<VReg> = (0..n).map(|_| f.new_vreg(RegClass::Gpr, 1, None)).collect();
+        for (i, v) in vals.iter().enumerate() {
+            insts.push(Inst::new(
+                "LDG",
+                &["E"],
+                vec![Operand::def(Reg::whole(*v, 1)), mem(4 * i as i64)],
+            ));
+        }
+        let mut acc = vals[n - 1];
+        for v in vals.iter().rev().skip(1) {
+            let s = f.new_vreg(RegClass::Gpr, 1, None);
+            insts.push(Inst::new(
+                "IADD3",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(s, 1)),
+                    Operand::use_(Reg::whole(acc, 1)),
+                    Operand::use_(Reg::whole(*v, 1)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                ],
+            ));
+            acc = s;
+        }
+        insts.push(Inst::new(
+            "STG",
+            &["E"],
+            vec![mem(0), Operand::use_(Reg::whole(acc, 1))],
+        ));
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        f
+    }
+
+    #[test]
+    fn fits_without_spilling() {
+        let mut f = pressure(40, 255);
+        let a = allocate(&mut f).unwrap();
+        assert_eq!(a.spill_bytes, 0);
+        checker::check(&f, &a).unwrap();
+        // R1 (the stack pointer) is never handed out.
+        assert!(
+            a.assignment
+                .iter()
+                .flatten()
+                .all(|p| !(p.class == RegClass::Gpr && p.num == 1))
+        );
+    }
+
+    #[test]
+    fn spills_under_maxnreg_and_the_checker_agrees() {
+        let mut f = pressure(60, 32);
+        let a = allocate(&mut f).unwrap();
+        assert!(
+            a.spill_bytes > 0,
+            "60 live values in 30 registers must spill"
+        );
+        checker::check(&f, &a).unwrap();
+        let highest = a
+            .assignment
+            .iter()
+            .flatten()
+            .filter(|p| p.class == RegClass::Gpr)
+            .map(|p| p.num)
+            .max()
+            .unwrap();
+        assert!(
+            u32::from(highest) + 3 <= 32,
+            "R{highest} breaks .maxnreg 32"
+        );
+        let stl = f.blocks[0]
+            .insts
+            .iter()
+            .filter(|i| i.mnemonic == "STL")
+            .count();
+        assert!(stl > 0);
+    }
+
+    #[test]
+    fn the_checker_catches_a_clobbered_value() {
+        let mut f = pressure(8, 255);
+        let mut a = allocate(&mut f).unwrap();
+        // Give two of the loaded values (live at the same time) the same register.
+        let (x, y) = (VReg(2), VReg(3));
+        a.assignment[y.0 as usize] = a.assignment[x.0 as usize];
+        let err = checker::check(&f, &a).unwrap_err();
+        assert!(err.contains("reads"), "{err}");
+    }
+
+    #[test]
+    fn the_checker_catches_a_reload_from_the_wrong_slot() {
+        let mut f = pressure(60, 32);
+        let a = allocate(&mut f).unwrap();
+        // Point the first reload at another slot.
+        let ldl = f.blocks[0]
+            .insts
+            .iter_mut()
+            .find(|i| i.mnemonic == "LDL")
+            .unwrap();
+        for o in &mut ldl.ops {
+            if let OpKind::Mem { terms, .. } = &mut o.kind {
+                if let Some(MemTerm::Imm(off)) = terms.last_mut() {
+                    *off += 4;
+                } else {
+                    terms.push(MemTerm::Imm(4));
+                }
+            }
+        }
+        assert!(checker::check(&f, &a).is_err());
+    }
+}
