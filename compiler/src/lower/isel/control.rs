@@ -1,0 +1,64 @@
+//! Control flow and barriers: `bra`, `ret`/`exit`, `bar`.
+
+use super::Cx;
+use crate::frontend::ast;
+use crate::frontend::check::eval_const;
+use crate::lower::PlanView;
+use crate::mir::*;
+
+impl Cx<'_> {
+    pub(super) fn bra(&mut self, ins: &ast::Instruction) -> bool {
+        let Some(ast::Operand::Expr(e)) = ins.operands.first() else {
+            return false;
+        };
+        let Some(name) = e.as_name() else {
+            return false;
+        };
+        let target = PlanView {
+            scopes: self.scopes,
+        }
+        .label(self.scope, &name.text);
+        let Some(target) = target else {
+            self.error(name.span, format!("unknown label `{}`", name.text));
+            return true;
+        };
+        self.emit(Inst::new(
+            "BRA",
+            &[],
+            vec![Operand::new(OpKind::Block(target))],
+        ));
+        true
+    }
+
+    pub(super) fn ret(&mut self, ins: &ast::Instruction) -> bool {
+        if !self.f.is_entry && ins.opcode.text == "ret" {
+            self.emit(Inst::new("RET", &["REL", "NODEC"], vec![]));
+        } else {
+            self.emit(Inst::new("EXIT", &[], vec![]));
+        }
+        true
+    }
+
+    pub(super) fn bar(&mut self, ins: &ast::Instruction, flags: &[&str]) -> bool {
+        if !(flags.contains(&".sync") || flags.is_empty() && ins.opcode.text == "barrier") {
+            return false;
+        }
+        let id = match ins.operands.first() {
+            Some(ast::Operand::Expr(e)) => match eval_const(e) {
+                Some(v) => v as i64,
+                None => return false,
+            },
+            None => 0,
+            _ => return false,
+        };
+        if ins.operands.len() > 1 {
+            return false;
+        }
+        self.emit(Inst::new(
+            "BAR",
+            &["SYNC", "DEFER_BLOCKING"],
+            vec![Operand::imm(id)],
+        ));
+        true
+    }
+}
