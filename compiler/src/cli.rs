@@ -24,6 +24,8 @@ pub enum Emit {
     Ast,
     /// The machine IR after the last pass run.
     Mir,
+    /// The SASS listing, in nvdisasm's syntax, decoded from the encoded words.
+    Sass,
 }
 
 /// ptxc: a PTX-to-SASS compiler for NVIDIA Hopper (sm_90a).
@@ -184,35 +186,53 @@ fn compile(args: &CompileArgs) -> ExitCode {
             let text = crate::frontend::print::print_ast(&checked.module, &src);
             emit_text(args.output.as_ref(), &text)
         }
-        Emit::Mir => {
+        Emit::Mir | Emit::Sass => {
             let opts = crate::passes::Options {
                 print_after_all: args.print_after_all,
                 print_after: args.print_after.clone(),
                 time_passes: args.time_passes,
                 ..crate::passes::Options::new()
             };
-            match driver::lower(&checked, &opts) {
-                Ok((lowered, report)) => {
-                    eprint!("{}", report.dumps);
-                    for (pass, t) in &report.timings {
-                        eprintln!(
-                            "ptxc: time-passes: {pass:<20} {:>10.3} ms",
-                            t.as_secs_f64() * 1e3
-                        );
-                    }
-                    let text: String = lowered
-                        .module
-                        .functions
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect();
-                    emit_text(args.output.as_ref(), &text)
-                }
+            let (lowered, timings) = match driver::lower(&checked, &opts) {
+                Ok((lowered, report)) => (lowered, report.timings),
                 Err(diags) => {
                     report(&src, &diags);
-                    ExitCode::from(INPUT_ERROR)
+                    return ExitCode::from(INPUT_ERROR);
+                }
+            };
+            for (pass, t) in &timings {
+                eprintln!(
+                    "ptxc: time-passes: {pass:<20} {:>10.3} ms",
+                    t.as_secs_f64() * 1e3
+                );
+            }
+            if args.emit == Emit::Mir {
+                let text: String = lowered
+                    .module
+                    .functions
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                return emit_text(args.output.as_ref(), &text);
+            }
+            let encoded = match driver::encode(&lowered) {
+                Ok(e) => e,
+                Err(diags) => {
+                    report(&src, &diags);
+                    return ExitCode::from(INPUT_ERROR);
+                }
+            };
+            let mut text = String::new();
+            for e in &encoded {
+                match crate::emit::sass::listing(e) {
+                    Ok(l) => text.push_str(&l),
+                    Err(err) => {
+                        eprintln!("ptxc: internal error: {err}");
+                        return ExitCode::from(INPUT_ERROR);
+                    }
                 }
             }
+            emit_text(args.output.as_ref(), &text)
         }
         Emit::Cubin => {
             eprintln!(

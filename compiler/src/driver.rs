@@ -46,6 +46,24 @@ pub fn lower(
     Ok((lowered, report))
 }
 
+/// Stage 3, emission: every function laid out, converted to SASS and encoded.
+pub fn encode(
+    lowered: &crate::lower::Lowered,
+) -> Result<Vec<crate::emit::sass::EncodedFunction>, Vec<Diagnostic>> {
+    lowered
+        .module
+        .functions
+        .iter()
+        .map(|f| crate::emit::sass::encode_function(f))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| {
+            vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                format!("internal error: {e}"),
+            )]
+        })
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// failure never leaves a partial file behind.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -1,1 +1,3 @@
 //! Output containers: the cubin (ELF) writer and reader.
+
+pub mod sass;

@@ -5,6 +5,7 @@
 
 pub mod cleanup;
 pub mod out_of_ssa;
+pub mod prologue;
 pub mod regalloc;
 
 use crate::mir::{Function, verify::verify};
@@ -25,6 +26,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::DeadCode,
     &out_of_ssa::OutOfSsa,
     &regalloc::RegAlloc,
+    &prologue::Prologue,
 ];
 
 /// How to run the pipeline.
