@@ -1,12 +1,34 @@
 //! Integer and float arithmetic, comparison, selection, logic and shifts.
 
 use super::cmp_name;
-use super::{Cx, Val};
+use super::{Cx, PtxOp, Val};
 use crate::frontend::ast;
 use crate::frontend::types::{Kind, Ty};
 use crate::mir::*;
 
 impl Cx<'_> {
+    /// The arithmetic family: integer, float, half and conversion opcodes.
+    pub(super) fn lower_arith(&mut self, op: &PtxOp<'_>) -> Option<bool> {
+        let (ins, types, flags) = (op.ins, &op.types[..], &op.flags[..]);
+        Some(match op.opcode {
+            "add" | "sub" => self.add_sub(ins, op.opcode, types, flags),
+            "mul" => self.mul(ins, types, flags),
+            "mad" => self.mad(ins, types, flags),
+            "setp" => self.setp(ins, types, flags),
+            "selp" => self.selp(ins, types),
+            "and" | "or" | "xor" => self.logic(ins, op.opcode, types),
+            "not" => self.not(ins, types),
+            "shl" | "shr" => self.shift(ins, op.opcode, types),
+            "mul24" | "mad24" | "sad" | "div" | "rem" | "abs" | "neg" | "min" | "max" | "popc"
+            | "clz" | "bfind" | "fns" | "brev" | "bfe" | "bfi" | "szext" | "bmsk" | "dp4a"
+            | "dp2a" | "addc" | "subc" | "madc" | "fma" | "testp" | "copysign" | "rcp" | "sqrt"
+            | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "set" | "slct" | "cnot"
+            | "lop3" | "shf" | "prmt" | "cvt" | "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax"
+            | "vshl" | "vshr" => false,
+            _ => return None,
+        })
+    }
+
     pub(super) fn add_sub(
         &mut self,
         ins: &ast::Instruction,

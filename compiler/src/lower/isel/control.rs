@@ -1,12 +1,26 @@
 //! Control flow and barriers: `bra`, `ret`/`exit`, `bar`.
 
-use super::Cx;
+use super::{Cx, PtxOp};
 use crate::frontend::ast;
 use crate::frontend::check::eval_const;
 use crate::lower::PlanView;
 use crate::mir::*;
 
 impl Cx<'_> {
+    /// Control flow, calls and CTA barriers.
+    pub(super) fn lower_control(&mut self, op: &PtxOp<'_>) -> Option<bool> {
+        let ins = op.ins;
+        Some(match op.opcode {
+            "bra" => self.bra(ins),
+            "ret" | "exit" => self.ret(ins),
+            "bar" | "barrier" => self.bar(ins, &op.flags),
+            "brx.idx" | "call" | "trap" | "brkpt" | "bar.warp.sync" | "nanosleep" | "pmevent" => {
+                false
+            }
+            _ => return None,
+        })
+    }
+
     pub(super) fn bra(&mut self, ins: &ast::Instruction) -> bool {
         let Some(ast::Operand::Expr(e)) = ins.operands.first() else {
             return false;

@@ -1,6 +1,6 @@
 //! Data movement: `mov`, `ld`, `st`, `cvta`.
 
-use super::{Cx, Val};
+use super::{Cx, PtxOp, Val};
 use crate::frontend::ast;
 use crate::frontend::ast::Expr;
 use crate::frontend::check::eval_const;
@@ -9,6 +9,22 @@ use crate::lower::Sym;
 use crate::mir::*;
 
 impl Cx<'_> {
+    /// The memory family: moves, loads and stores in every state space, address conversion,
+    /// atomics and reductions, and the warp-level data exchange (shfl, vote, match, redux).
+    pub(super) fn lower_memory(&mut self, op: &PtxOp<'_>) -> Option<bool> {
+        let (ins, types, flags) = (op.ins, &op.types[..], &op.flags[..]);
+        Some(match op.opcode {
+            "mov" => self.mov(ins, types),
+            "ld" => self.ld(ins, types, flags),
+            "st" => self.st(ins, types, flags),
+            "cvta" => self.cvta(ins, types, flags),
+            "ldu" | "isspacep" | "prefetch" | "prefetchu" | "discard" | "applypriority"
+            | "createpolicy" | "atom" | "red" | "shfl" | "vote" | "match" | "redux"
+            | "activemask" => false,
+            _ => return None,
+        })
+    }
+
     pub(super) fn mov(&mut self, ins: &ast::Instruction, types: &[Ty]) -> bool {
         let [ty] = types else { return false };
         let [d, a] = &ins.operands[..] else {

@@ -6,8 +6,10 @@
 //! and the helpers that turn PTX operands into SASS operands.
 
 mod arith;
+mod cluster;
 mod control;
 mod memory;
+mod sreg;
 
 use super::ssa::{SsaBuilder, Var};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
@@ -133,6 +135,34 @@ pub struct Cx<'p> {
     /// How many values were placed at the start of the entry block (descriptor, …).
     entry_consts: usize,
     desc: Option<VReg>,
+}
+
+/// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
+/// order and its other modifiers.
+pub struct PtxOp<'i> {
+    pub ins: &'i ast::Instruction,
+    pub opcode: &'i str,
+    pub types: Vec<Ty>,
+    pub flags: Vec<&'i str>,
+}
+
+impl PtxOp<'_> {
+    /// Whether the modifier (with its dot) was written.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.contains(&flag)
+    }
+
+    /// The single type, for the many opcodes that take exactly one.
+    pub fn ty(&self) -> Option<Ty> {
+        match self.types[..] {
+            [t] => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn operands(&self) -> &[ast::Operand] {
+        &self.ins.operands
+    }
 }
 
 /// A destination being written: the variable, its new value, and the value it had (for
@@ -386,59 +416,6 @@ impl Cx<'_> {
         })
     }
 
-    /// Reads a special register into a fresh register.
-    pub(super) fn sreg(&mut self, name: &Name, component: Option<&Name>) -> Option<Reg> {
-        let comp = component.map(|c| match c.text.as_str() {
-            ".y" => 1,
-            ".z" => 2,
-            ".w" => 3,
-            _ => 0,
-        });
-        let d = self.new_vreg(RegClass::Gpr, 1);
-        let dr = Reg::whole(d, 1);
-        let s2r = |n: u8| {
-            Inst::new(
-                "S2R",
-                &[],
-                vec![Operand::def(dr), Operand::new(OpKind::SReg(n))],
-            )
-        };
-        let ldc = |off: i64| {
-            Inst::new(
-                "LDC",
-                &[],
-                vec![
-                    Operand::def(dr),
-                    Operand::new(OpKind::CBank {
-                        bank: 0,
-                        base: None,
-                        offset: off,
-                    }),
-                ],
-            )
-        };
-        let inst = match (name.text.as_str(), comp) {
-            ("%tid", Some(c)) if c < 3 => s2r(sr::TID_X + c as u8),
-            ("%ctaid", Some(c)) if c < 3 => s2r(sr::CTAID_X + c as u8),
-            ("%ntid", Some(c)) if c < 3 => ldc(cb::NTID + 4 * c),
-            ("%nctaid", Some(c)) if c < 3 => ldc(cb::NCTAID + 4 * c),
-            ("%laneid", None) => s2r(sr::LANEID),
-            ("%cluster_ctarank", None) => s2r(sr::CGA_CTA_ID),
-            ("%cluster_nctarank", None) => ldc(0x188),
-            ("%cluster_nctaid", Some(c)) if c < 3 => ldc(0x144 + 4 * c),
-            ("%nclusterid", Some(c)) if c < 3 => ldc(0x15c + 4 * c),
-            _ => {
-                self.error(
-                    name.span,
-                    format!("ptxc cannot read the special register `{}` yet", name.text),
-                );
-                return None;
-            }
-        };
-        self.emit_unguarded(inst);
-        Some(dr)
-    }
-
     /// A register holding `v` (immediates are moved into one).
     pub fn to_reg(&mut self, v: Val, words: u8) -> Reg {
         match v {
@@ -556,30 +533,23 @@ impl Cx<'_> {
             );
             return;
         };
-        let types: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(&m.text)).collect();
-        let flags: Vec<&str> = mods
-            .iter()
-            .filter(|m| Ty::parse(&m.text).is_none())
-            .map(|m| m.text.as_str())
-            .collect();
-        let done = match opcode.as_str() {
-            "mov" => self.mov(ins, &types),
-            "ld" => self.ld(ins, &types, &flags),
-            "st" => self.st(ins, &types, &flags),
-            "cvta" => self.cvta(ins, &types, &flags),
-            "add" | "sub" => self.add_sub(ins, &opcode, &types, &flags),
-            "mul" => self.mul(ins, &types, &flags),
-            "mad" => self.mad(ins, &types, &flags),
-            "setp" => self.setp(ins, &types, &flags),
-            "selp" => self.selp(ins, &types),
-            "and" | "or" | "xor" => self.logic(ins, &opcode, &types),
-            "not" => self.not(ins, &types),
-            "shl" | "shr" => self.shift(ins, &opcode, &types),
-            "bra" => self.bra(ins),
-            "ret" | "exit" => self.ret(ins),
-            "bar" | "barrier" => self.bar(ins, &flags),
-            _ => false,
+        let op = PtxOp {
+            ins,
+            opcode: &opcode,
+            types: mods.iter().filter_map(|m| Ty::parse(&m.text)).collect(),
+            flags: mods
+                .iter()
+                .filter(|m| Ty::parse(&m.text).is_none())
+                .map(|m| m.text.as_str())
+                .collect(),
         };
+        // Each family says `None` for opcodes that are not its own.
+        let done = self
+            .lower_arith(&op)
+            .or_else(|| self.lower_memory(&op))
+            .or_else(|| self.lower_cluster(&op))
+            .or_else(|| self.lower_control(&op))
+            .unwrap_or(false);
         if !done
             && !self
                 .diags
