@@ -54,7 +54,7 @@ pub fn encode(
         .module
         .functions
         .iter()
-        .map(|f| crate::emit::sass::encode_function(f))
+        .map(crate::emit::sass::encode_function)
         .collect::<Result<Vec<_>, String>>()
         .map_err(|e| {
             vec![Diagnostic::error(

@@ -148,11 +148,11 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
     for (bi, b) in f.blocks.iter().enumerate() {
         starts[bi] = n * 16;
         n += b.insts.len() as u64;
-        if let Some(t) = b.fallthrough {
-            if t.0 as usize != bi + 1 {
-                extra_branch[bi] = Some(t);
-                n += 1;
-            }
+        if let Some(t) = b.fallthrough
+            && t.0 as usize != bi + 1
+        {
+            extra_branch[bi] = Some(t);
+            n += 1;
         }
     }
     let mut out = EncodedFunction {
@@ -206,7 +206,7 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
         reuse: 0,
     };
     out.instrs.push(pad);
-    while out.instrs.len() % 8 != 0 {
+    while !out.instrs.len().is_multiple_of(8) {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
         nop.ctrl = Ctrl {
