@@ -5,11 +5,14 @@
 //! The recipes live in one function per PTX opcode family; [`Cx`] holds the state they share
 //! and the helpers that turn PTX operands into SASS operands.
 
+mod address;
 mod arith;
+mod atomics;
 mod cluster;
 mod control;
 mod memory;
 mod sreg;
+mod warp;
 
 use super::ssa::{SsaBuilder, Var};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
