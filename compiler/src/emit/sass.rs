@@ -126,7 +126,9 @@ fn conservative_ctrl(i: &Instr) -> Result<Ctrl, String> {
             if writes && !store_like {
                 c.wbar = 0;
             }
-            if i.mnemonic != "EXIT" {
+            // EXIT and CCTL.IVALL (no operands) must not set a read scoreboard: nvdisasm
+            // rejects the word (ptxas: `CCTL.IVALL` … `03ffe80002000000`, rb = 7).
+            if i.mnemonic != "EXIT" && !(i.mnemonic == "CCTL" && i.operands.is_empty()) {
                 c.rbar = 1;
             }
         }
