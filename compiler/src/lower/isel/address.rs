@@ -195,11 +195,21 @@ impl Cx<'_> {
         }
         let v = self.f.new_vreg(RegClass::Gpr, 1, Some(hint.into()));
         let r = Reg::whole(v, 1);
-        self.entry_value(Inst::new(
-            "S2R",
-            &[],
-            vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
-        ));
+        // The special-register reads go first, in the order they were asked for (ptxas
+        // issues its long-latency S2Rs before the ALU work that uses them).
+        let at = self.f.blocks[0].insts[..self.entry_consts]
+            .iter()
+            .take_while(|i| i.mnemonic == "S2R")
+            .count();
+        self.f.blocks[0].insts.insert(
+            at,
+            Inst::new(
+                "S2R",
+                &[],
+                vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
+            ),
+        );
+        self.entry_consts += 1;
         r
     }
 

@@ -433,15 +433,20 @@ impl Cx<'_> {
         // The fast path with its fallback: a block structure.
         let saved_guard = self.guard.take();
         let dst = dst.map(|d| self.undo_prior(d));
-        let mut made = Vec::new();
+        // The blocks, in layout order: [body], s_chk, s_loop, d_chk, d_loop, other, done.
+        let body = saved_guard.map(|_| self.new_block());
+        let s_chk = self.new_block();
+        let s_loop = self.new_block();
+        let d_chk = self.new_block();
+        let d_loop = self.new_block();
+        let other = self.new_block();
         let done = self.new_block();
-        made.push(done);
+        let mut made: Vec<BlockId> = body.into_iter().collect();
+        made.extend([s_chk, s_loop, d_chk, d_loop, other, done]);
         let mut into_done: Vec<(BlockId, VReg)> = Vec::new();
-        if let Some((p, neg)) = saved_guard {
+        if let (Some((p, neg)), Some(body)) = (saved_guard, body) {
             // Under a guard, skip the whole sequence where it is false.
             self.branch_to(done, Some((p, !neg)));
-            let body = self.new_block();
-            made.push(body);
             self.fallthrough_to(body);
             self.cur = body;
         }
@@ -468,12 +473,6 @@ impl Cx<'_> {
         self.emit(i);
         self.branch_to(done, Some((ok, false)));
         into_done.push((self.cur, fast));
-        let s_chk = self.new_block();
-        let s_loop = self.new_block();
-        let d_chk = self.new_block();
-        let d_loop = self.new_block();
-        let other = self.new_block();
-        made.extend([s_chk, s_loop, d_chk, d_loop, other]);
         self.fallthrough_to(s_chk);
         // [s_chk] Is the address in the own CTA's shared memory? A generic address must first
         // have SR_SWINHI as its high word.
@@ -961,8 +960,8 @@ impl Cx<'_> {
     fn atom_cas_loop_shared(&mut self, at: &Atomic, base: Reg, off: i64, dst: Option<Dst>) -> bool {
         let saved_guard = self.guard.take();
         let dst = dst.map(|d| self.undo_prior(d));
-        let done = self.new_block();
         let head = self.new_block();
+        let done = self.new_block();
         if let Some((p, neg)) = saved_guard {
             self.branch_to(done, Some((p, !neg)));
         }

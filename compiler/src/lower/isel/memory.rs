@@ -188,8 +188,7 @@ impl Cx<'_> {
             "st" => self.st(op),
             "cvta" => self.cvta(op),
             "isspacep" => self.isspacep(op),
-            "prefetch" | "prefetchu" => self.prefetch(op),
-            "discard" | "applypriority" => self.l2_control(op),
+            "prefetch" | "prefetchu" | "discard" | "applypriority" => self.cache_hint(op),
             "createpolicy" => self.createpolicy(op),
             "atom" | "red" => self.atom(op),
             "shfl" => self.shfl(op),
@@ -281,6 +280,29 @@ impl Cx<'_> {
                     None
                 }
             };
+        }
+        // `%r + k`: a register plus a constant (`st.u64 [a], %rd + 1`).
+        if let Expr::Binary {
+            op: op @ (ast::BinOp::Add | ast::BinOp::Sub),
+            lhs,
+            rhs,
+            ..
+        } = e
+            && let Some(name) = lhs.as_name()
+            && let Some((var, _)) = self.lookup_reg(&name.text)
+            && let Some(k) = eval_const(rhs)
+        {
+            let k = if *op == ast::BinOp::Sub {
+                (k as i64).wrapping_neg()
+            } else {
+                k as i64
+            };
+            let r = self.read_var(var);
+            return Some(Val::Reg(if r.count() == 2 {
+                self.add64(r, k)
+            } else {
+                self.add_imm(r, k)
+            }));
         }
         self.expr_val(e, ty)
     }
@@ -384,11 +406,22 @@ impl Cx<'_> {
         let n = vec_len(&op.flags);
         let eb = if ty.is_pred() { 1 } else { ty.bits() };
         let ew = eb.div_ceil(32).max(1) as u8;
+        // `mov %v.x, a`: one element of a vector register.
+        if let ast::Operand::Expr(Expr::Name {
+            name,
+            component: Some(c),
+        }) = d
+        {
+            return self.mov_to_element(name, c, a, ty, ew);
+        }
+        if n > 1 {
+            return self.mov_vector(d, a, ty, n, ew);
+        }
         // Sources as elements.
         let (srcs, src_bits): (Vec<Val>, u32) = match a {
             ast::Operand::Vector(items, _) => {
                 let k = items.len() as u32;
-                let bits = if n > 1 { eb } else { eb / k.max(1) };
+                let bits = eb / k.max(1);
                 let sty = Ty::parse(&format!("b{bits}")).unwrap_or(ty);
                 let mut v = Vec::new();
                 for it in items {
@@ -400,20 +433,42 @@ impl Cx<'_> {
                 (v, bits)
             }
             other => {
-                let Some(x) = self.src(other, ty, ew * n as u8) else {
-                    return true;
-                };
-                (vec![x], eb * n)
+                // A vector register of narrow elements (`.v2.b16`) read as one scalar: pack it.
+                if let Some((ety, words)) = self.narrow_vector(other)
+                    && words > ew
+                {
+                    let Some(Val::Reg(r)) = self.src(other, ty, words) else {
+                        return true;
+                    };
+                    let elems: Vec<Val> = (0..words).map(|w| Val::Reg(word_of(r, w))).collect();
+                    (elems, ety.bits())
+                } else {
+                    let Some(x) = self.src(other, ty, ew) else {
+                        return true;
+                    };
+                    (vec![x], eb)
+                }
             }
         };
         let Some(dsts) = self.dst_list(d) else {
             return false;
         };
-        let dst_bits = if dsts.len() > 1 {
-            eb * n / dsts.len() as u32
-        } else {
-            eb * n
+        // A vector register of narrow elements written as one scalar: unpack into it.
+        let narrow_dst = match (d, srcs.as_slice()) {
+            (ast::Operand::Expr(_), [_]) => self.narrow_vector(d).filter(|(_, w)| *w > ew),
+            _ => None,
         };
+        if let (Some((ety, words)), [Some(dst)]) = (narrow_dst, dsts.as_slice())
+            && dst.words == words
+        {
+            let v = srcs[0];
+            let elems: Vec<Val> = (0..words)
+                .map(|w| self.extract(v, ety.bits(), u32::from(w) * ety.bits(), false))
+                .collect();
+            let dst = dsts.into_iter().next().flatten().expect("checked");
+            self.set_elements(dst, &elems, 1);
+            return true;
+        }
         if srcs.len() == dsts.len() {
             // Element by element (a scalar move is the one-element case).
             for (dst, v) in dsts.into_iter().zip(srcs) {
@@ -434,15 +489,157 @@ impl Cx<'_> {
         }
         if srcs.len() == 1 {
             let v = srcs[0];
+            let dst_bits = eb / dsts.len() as u32;
             for (i, dst) in dsts.into_iter().enumerate() {
                 if let Some(dst) = dst {
                     let e = self.extract(v, dst_bits, i as u32 * dst_bits, false);
+                    let e = self.fit(e, dst.words);
                     self.assign(dst, e);
                 }
             }
             return true;
         }
         false
+    }
+
+    /// The element type and words of a vector register of 8/16-bit elements named by `op`.
+    fn narrow_vector(&self, op: &ast::Operand) -> Option<(Ty, u8)> {
+        let ast::Operand::Expr(e) = op else {
+            return None;
+        };
+        let name = e.as_name()?;
+        let (var, ety) = self.lookup_reg(&name.text)?;
+        let words = self.ssa.var(var).words;
+        (ety.bits() <= 16 && words > 1 && !ety.is_pred()).then_some((ety, words))
+    }
+
+    /// Gives `dst` the elements `elems` (`ew` words each), word by word.
+    fn set_elements(&mut self, dst: Dst, elems: &[Val], ew: u8) {
+        let words = dst.words;
+        let v = self.new_vreg(RegClass::Gpr, words);
+        for (i, e) in elems.iter().enumerate() {
+            for w in 0..ew {
+                let k = i as u8 * ew + w;
+                if k < words {
+                    let x = self.word(*e, w);
+                    let d = if words == 1 {
+                        Reg::whole(v, 1)
+                    } else {
+                        Reg::word(v, k)
+                    };
+                    self.set_word(d, x);
+                }
+            }
+        }
+        self.assign(dst, Val::Reg(Reg::whole(v, words)));
+    }
+
+    /// `mov.vN.T d, a`: element by element between `{…}` lists and vector registers.
+    fn mov_vector(&mut self, d: &ast::Operand, a: &ast::Operand, ty: Ty, n: u32, ew: u8) -> bool {
+        let total = ew * n as u8;
+        let srcs: Vec<Val> = match a {
+            ast::Operand::Vector(items, _) => {
+                let mut v = Vec::new();
+                for it in items {
+                    let Some(x) = self.src(it, ty, ew) else {
+                        return true;
+                    };
+                    v.push(self.fit(x, ew));
+                }
+                v
+            }
+            other => match self.src(other, ty, total) {
+                Some(Val::Reg(r)) if r.count() == total => (0..n as u8)
+                    .map(|i| {
+                        Val::Reg(if ew == 1 {
+                            word_of(r, i)
+                        } else {
+                            Reg::Virt {
+                                vreg: r.vreg().expect("virtual"),
+                                first: i * ew,
+                                count: ew,
+                            }
+                        })
+                    })
+                    .collect(),
+                Some(_) => return false,
+                None => return true,
+            },
+        };
+        if srcs.len() != n as usize {
+            return false;
+        }
+        let Some(dsts) = self.dst_list(d) else {
+            return false;
+        };
+        match dsts.len() {
+            1 => {
+                let Some(dst) = dsts.into_iter().next().flatten() else {
+                    return true;
+                };
+                if dst.words != total {
+                    return false;
+                }
+                self.set_elements(dst, &srcs, ew);
+            }
+            k if k == n as usize => {
+                for (dst, v) in dsts.into_iter().zip(srcs) {
+                    if let Some(dst) = dst {
+                        let v = self.fit(v, dst.words);
+                        self.assign(dst, v);
+                    }
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `mov.T %v.x, a`: a new value of the vector register with one element replaced.
+    fn mov_to_element(
+        &mut self,
+        name: &ast::Name,
+        c: &ast::Name,
+        a: &ast::Operand,
+        ty: Ty,
+        ew: u8,
+    ) -> bool {
+        if self.guard.is_some() {
+            return false;
+        }
+        let Some((var, _)) = self.var(name) else {
+            return true;
+        };
+        let old = self.read_var(var);
+        let k = match c.text.as_str() {
+            ".x" | ".r" => 0,
+            ".y" | ".g" => 1,
+            ".z" | ".b" => 2,
+            _ => 3,
+        } * ew;
+        let words = old.count();
+        if k + ew > words || self.f.vreg(old.vreg().expect("virtual")).class != RegClass::Gpr {
+            self.error(
+                c.span,
+                format!("`{}` has no element `{}`", name.text, c.text),
+            );
+            return true;
+        }
+        let Some(v) = self.src(a, ty, ew) else {
+            return true;
+        };
+        let v = self.fit(v, ew);
+        let new = self.new_vreg(RegClass::Gpr, words);
+        for w in 0..words {
+            let x = if (k..k + ew).contains(&w) {
+                self.word(v, w - k)
+            } else {
+                Val::Reg(word_of(old, w))
+            };
+            self.set_word(Reg::word(new, w), x);
+        }
+        self.ssa.write(var, self.cur, new);
+        true
     }
 
     /// `v` widened or narrowed to `words` words (a 32-bit value into a 64-bit register is
@@ -567,6 +764,11 @@ impl Cx<'_> {
         if fits_imm24(off) {
             return (r, off);
         }
+        (self.add64(r, off), 0)
+    }
+
+    /// `r + k` for a 64-bit register, in a fresh pair.
+    pub(super) fn add64(&mut self, r: Reg, off: i64) -> Reg {
         let d = self.new_vreg(RegClass::Gpr, 2);
         let carry = self.pred();
         self.emit_unguarded(Inst::new(
@@ -592,7 +794,7 @@ impl Cx<'_> {
                 pt().inverted(),
             ],
         ));
-        (Reg::whole(d, 2), 0)
+        Reg::whole(d, 2)
     }
 
     /// A 32-bit register plus an offset that fits 24 bits.
@@ -1390,48 +1592,18 @@ impl Cx<'_> {
     // ------------------------------------------------------------------------------------------
     // Cache control
 
-    /// `prefetch`/`prefetchu`: hints; ptxas keeps none of them for data prefetches on sm_90
-    /// we could verify, so they lower to nothing (they never change a result).
-    pub(super) fn prefetch(&mut self, op: &PtxOp<'_>) -> bool {
-        let [a] = op.operands() else {
+    /// `prefetch`/`prefetchu`, `discard.global.L2`, `applypriority`: cache hints, lowered to
+    /// nothing (no result depends on them; reading discarded data may give its old value).
+    /// ptxas emits `CCTL.E.PF1/PF2/PML2/RML2/DML2 [R]`; the encoder has CCTL only without
+    /// `.E` (a 32-bit address), which would touch the wrong line.
+    pub(super) fn cache_hint(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(a) = op.operands().first() else {
             return false;
         };
         if op.has(".tensormap") {
             return false;
         }
         let _ = self.addr(a);
-        true
-    }
-
-    /// `discard.global.L2 [a], 128` → `CCTL.E.RML2`, `applypriority` → `CCTL.E.DML2`; the
-    /// encoder has no `CCTL.E` form, so ptxc emits `CCTL.RML2/DML2 [R]`, the same operation
-    /// on the generic address.
-    pub(super) fn l2_control(&mut self, op: &PtxOp<'_>) -> bool {
-        let [a, _] = op.operands() else {
-            return false;
-        };
-        let Some(addr) = self.addr(a) else {
-            return true;
-        };
-        let Some(Loc::Desc { reg, off, .. }) = self.locate(Space::Global, &addr, "`discard`")
-        else {
-            return true;
-        };
-        let kind = if op.opcode == "discard" {
-            "RML2"
-        } else {
-            "DML2"
-        };
-        self.emit(Inst::new(
-            "CCTL",
-            &[kind],
-            vec![Operand::new(OpKind::Mem {
-                prefix: MemPrefix::None,
-                terms: std::iter::once(MemTerm::Reg(reg, None))
-                    .chain((off != 0).then_some(MemTerm::Imm(off)))
-                    .collect(),
-            })],
-        ));
         true
     }
 
