@@ -238,13 +238,12 @@ impl Cx<'_> {
                 Operand::use_(Reg::phys(PReg::URZ)),
             ],
         ));
+        // SR_SWINHI is the same in every thread: R2UR of the one read moves it.
+        let hi = self.swinhi();
         self.entry_value(Inst::new(
-            "S2UR",
+            "R2UR",
             &[],
-            vec![
-                Operand::def(Reg::word(v, 1)),
-                Operand::new(OpKind::SReg(sr::SWINHI)),
-            ],
+            vec![Operand::def(Reg::word(v, 1)), Operand::use_(hi)],
         ));
         Reg::whole(v, 2)
     }
