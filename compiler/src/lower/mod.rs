@@ -213,6 +213,8 @@ pub struct Plan<'a> {
     ssa: SsaBuilder,
     frame: FrameInfo,
     diags: Vec<Diagnostic>,
+    /// The kernel carries `.explicitcluster`.
+    explicit_cluster: bool,
 }
 
 impl Plan<'_> {
@@ -281,6 +283,10 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         ssa: SsaBuilder::new(0),
         frame: FrameInfo::default(),
         diags: Vec::new(),
+        explicit_cluster: f
+            .directives
+            .iter()
+            .any(|d| d.name.text == ".explicitcluster"),
     };
     // Module scope: globals and functions. Module-level `.shared` variables get offsets in the
     // order the kernel's shared window is laid out (declaration order).
