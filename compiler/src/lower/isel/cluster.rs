@@ -38,6 +38,9 @@ impl Cx<'_> {
             | "mbarrier.complete_tx" => self.mbarrier_arrive(op),
             "mbarrier.test_wait" | "mbarrier.try_wait" => self.mbarrier_wait(op),
             "mbarrier.inval" => self.mbarrier_inval(op),
+            "multimem.ld_reduce" => self.multimem_ld_reduce(op),
+            "multimem.red" => self.multimem_red(op),
+            "multimem.st" => self.multimem_st(op),
             "griddepcontrol" | "setmaxnreg" | "mbarrier.pending_count" => false,
             o if o.starts_with("cp.")
                 || o.starts_with("multimem.")
@@ -729,6 +732,271 @@ impl Cx<'_> {
             &["CCTL", "IV"],
             vec![Self::ur_mem(addr)],
         ));
+        true
+    }
+
+    /// The SASS type modifiers of a multimem operation (12_multimem: every accepted op × type).
+    fn multimem_type(ty: Ty, vector: bool, acc: bool, red: bool) -> Option<Vec<&'static str>> {
+        let float = |t: &'static str, ftz: bool| -> Vec<&'static str> {
+            let mut v = vec![t];
+            if ftz && red {
+                v.push("FTZ");
+            }
+            v.push("RN");
+            v
+        };
+        Some(match (ty.name, vector, acc) {
+            ("f16x2", true, true) => vec!["F16x8", "RN"],
+            ("f32", true, _) => float("F32x4", true),
+            ("f32", false, _) => float("F32", true),
+            ("f64", false, _) => float("F64", false),
+            ("f16x2", false, _) => float("F16x2", false),
+            ("bf16x2", false, _) => float("BF16x2", false),
+            ("u32" | "b32", false, _) => {
+                if red {
+                    vec![]
+                } else {
+                    vec!["32"]
+                }
+            }
+            ("s32", false, _) => vec!["S32"],
+            ("u64" | "b64", false, _) => vec!["64"],
+            ("s64", false, _) => vec!["S64"],
+            _ => return None,
+        })
+    }
+
+    fn multimem_op(op: &PtxOp<'_>) -> Option<&'static str> {
+        [
+            (".add", "ADD"),
+            (".min", "MIN"),
+            (".max", "MAX"),
+            (".and", "AND"),
+            (".or", "OR"),
+            (".xor", "XOR"),
+        ]
+        .into_iter()
+        .find(|(p, _)| op.has(p))
+        .map(|(_, s)| s)
+    }
+
+    /// The scope of a multimem reduction or store (`.sys` by default for red; §a.3.10).
+    fn multimem_scope(op: &PtxOp<'_>, default: Option<&'static str>) -> Option<&'static str> {
+        match Self::sass_scope(op) {
+            Some("CTA") => Some("SM"),
+            Some(s) => Some(s),
+            None => default,
+        }
+    }
+
+    /// A 64-bit global address in a uniform register pair, for `[RZ.U32+UR]`.
+    fn uniform_address(&mut self, a: &ast::Operand) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let Some(name) = e.as_name() else {
+            self.error(*span, "ptxc cannot lower this multimem address yet");
+            return None;
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let r = self.read_var(var);
+        let u = self.uniform_of(r);
+        if u.is_none() {
+            self.error(*span, "ptxc cannot yet lower multimem.ld_reduce from an address that differs between threads");
+        }
+        u
+    }
+
+    /// `multimem.ld_reduce` → `LDGMC.E.<op>.<type>.STRONG.SYS Rd, [RZ.U32+UR]` — always
+    /// STRONG.SYS whatever the PTX semantics say; `.acquire` adds `CCTL.IVALL`.
+    fn multimem_ld_reduce(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [d, a] = op.operands() else { return false };
+        let acc = op.has(".acc::f32");
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, acc, false),
+        ) else {
+            return false;
+        };
+        let Some(addr) = self.uniform_address(a) else {
+            return true;
+        };
+        let mut mods: Vec<&'static str> = vec!["E", if acc { "F32ADD" } else { red_op }];
+        mods.extend(tmods);
+        mods.extend(["STRONG", "SYS"]);
+        let mem = Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![
+                MemTerm::Reg(Reg::phys(PReg::RZ), Some("U32")),
+                MemTerm::Reg(addr, None),
+            ],
+        });
+        if vector {
+            // A vector destination `{a, b, c, d}`: load into a tuple, then split it.
+            let ast::Operand::Vector(items, _) = d else {
+                return false;
+            };
+            let words = items.len() as u8;
+            let t = self.new_vreg(RegClass::Gpr, words);
+            self.emit(Inst::new(
+                "LDGMC",
+                &mods,
+                vec![Operand::def(Reg::whole(t, words)), mem],
+            ));
+            for (w, it) in items.iter().enumerate() {
+                let Some(dst) = self.dst(it) else { continue };
+                self.emit_def(
+                    &dst,
+                    Inst::new(
+                        "MOV",
+                        &[],
+                        vec![
+                            Operand::def(dst.reg()),
+                            Operand::use_(Reg::word(t, w as u8)),
+                        ],
+                    ),
+                );
+                self.commit(dst);
+            }
+        } else {
+            let Some(dst) = self.dst(d) else { return false };
+            self.emit_def(
+                &dst,
+                Inst::new("LDGMC", &mods, vec![Operand::def(dst.reg()), mem]),
+            );
+            self.commit(dst);
+        }
+        if op.has(".acquire") {
+            self.cctl_ivall();
+        }
+        true
+    }
+
+    /// A global address `[%rd]`/`[%rd+off]` as `desc[UR][R.64+off]`.
+    fn desc_address(&mut self, a: &ast::Operand) -> Option<Operand> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let (name, off) = match e {
+            ast::Expr::Name {
+                name,
+                component: None,
+            } => (name, 0),
+            ast::Expr::Binary {
+                op: ast::BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => (
+                lhs.as_name()?,
+                crate::frontend::check::eval_const(rhs)? as i64,
+            ),
+            _ => {
+                self.error(*span, "ptxc cannot lower this address yet");
+                return None;
+            }
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let base = self.read_var(var);
+        let desc = self.global_desc();
+        let mut terms = vec![MemTerm::Reg(base, Some("64"))];
+        if off != 0 {
+            terms.push(MemTerm::Imm(off));
+        }
+        Some(Operand::new(OpKind::Mem {
+            prefix: MemPrefix::Desc(desc),
+            terms,
+        }))
+    }
+
+    /// The value operand of a reduction or store: a register, or a vector `{…}` gathered into a
+    /// register tuple.
+    fn data_reg(&mut self, v: &ast::Operand, ty: Ty) -> Option<Reg> {
+        match v {
+            ast::Operand::Vector(items, _) => {
+                let words = items.len() as u8 * ty.bits().div_ceil(32) as u8;
+                let t = self.new_vreg(RegClass::Gpr, words);
+                for (w, it) in items.iter().enumerate() {
+                    let val = self.val(it, ty)?;
+                    let src = self.operand(val);
+                    self.emit_unguarded(Inst::new(
+                        "MOV",
+                        &[],
+                        vec![Operand::def(Reg::word(t, w as u8)), src],
+                    ));
+                }
+                Some(Reg::whole(t, words))
+            }
+            other => {
+                let val = self.val(other, ty)?;
+                Some(self.to_reg(val, ty.bits().div_ceil(32) as u8))
+            }
+        }
+    }
+
+    /// `multimem.red` → `REDG.E.<op>[.<type>].STRONG.<scope>` (SYS by default). ptxas
+    /// warp-aggregates the 32-bit integer forms; ptxc issues one reduction per thread, which is
+    /// the same operation.
+    fn multimem_red(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, false, true),
+        ) else {
+            return false;
+        };
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E", red_op];
+        mods.extend(tmods);
+        mods.extend(["STRONG", scope]);
+        self.emit(Inst::new("REDG", &mods, vec![mem, Operand::use_(value)]));
+        true
+    }
+
+    /// `multimem.st` is an ordinary `STG` (weak by default; `.relaxed`/`.release` are STRONG).
+    fn multimem_st(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        let strong = op.has(".relaxed") || op.has(".release");
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E"];
+        match value.count() {
+            2 => mods.push("64"),
+            4 => mods.push("128"),
+            _ => {}
+        }
+        if strong {
+            mods.extend(["STRONG", scope]);
+        }
+        self.emit(Inst::new("STG", &mods, vec![mem, Operand::use_(value)]));
         true
     }
 }
