@@ -100,6 +100,7 @@ impl fmt::Display for Operand {
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
             }
+            OpKind::Sym(name) => s.push_str(name),
             OpKind::Barrier(b) => {
                 let _ = write!(s, "B{b}");
             }
