@@ -50,8 +50,7 @@ mod tests {
             class: crate::mir::RegClass::Pred,
             num: 0,
         });
-        let b = f.new_block(None);
-        let b = &mut f.blocks[b.0 as usize];
+        let b = &mut f.blocks[0];
         b.insts
             .push(Inst::new("EXIT", &[], vec![]).guarded(p0, true));
         b.insts.push(Inst::new("MOV", &[], vec![Operand::imm(0)]));
