@@ -40,6 +40,7 @@ pub mod ops;
 pub mod parse;
 pub mod print;
 pub mod roles;
+pub mod sample;
 
 pub use decode::{DecodeError, decode, decode_at, decode_with_form};
 pub use encode::{EncodeError, encode, encode_with_form};
