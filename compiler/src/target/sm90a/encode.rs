@@ -318,8 +318,8 @@ fn match_ops(
             opcode: opcode.into(),
             got: instr.operands.len(),
         };
-        if err.as_ref().is_none_or(|(d, _)| oi >= *d) {
-            *err = Some((oi, e));
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi >= *d) {
+            *err = Some((2 * oi, e));
         }
         return false;
     }
@@ -334,14 +334,17 @@ fn match_ops(
                 }
             }
             Err(reason) => {
+                // A value that has the right kind but not the right range says more than a
+                // kind mismatch (of another form) at the same operand.
+                let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
                 let e = EncodeError::BadOperand {
                     opcode: opcode.into(),
                     index: oi,
                     operand: super::print::operand_text(&instr.operands[oi]),
                     reason,
                 };
-                if err.as_ref().is_none_or(|(d, _)| oi >= *d) {
-                    *err = Some((oi, e));
+                if err.as_ref().is_none_or(|(d, _)| prio > *d) {
+                    *err = Some((prio, e));
                 }
             }
         }
@@ -359,8 +362,8 @@ fn match_ops(
             opcode: opcode.into(),
             got: instr.operands.len(),
         };
-        if err.as_ref().is_none_or(|(d, _)| oi > *d) {
-            *err = Some((oi, e));
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
+            *err = Some((2 * oi, e));
         }
     }
     false

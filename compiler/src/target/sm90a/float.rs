@@ -227,12 +227,13 @@ pub fn fmt_float(fmt: FloatFmt, bits: u64) -> String {
     }
 }
 
-/// Text for a float literal that has no exact format (a value from the builder).
+/// Text for a float literal that has no exact format (a value from the builder or the parser):
+/// nvdisasm's f32 text when the value is an f32, else the shortest decimal.
 pub fn fmt_f64(x: f64) -> String {
-    fmt_float(
-        FloatFmt::F32,
-        u64::from(f64_to_f32_exact(x).unwrap_or(0x7fc0_0000)),
-    )
+    match f64_to_f32_exact(x) {
+        Some(b) => fmt_float(FloatFmt::F32, u64::from(b)),
+        None => format!("{x}"),
+    }
 }
 
 /// A NaN literal's class: `(negative, quiet)`.

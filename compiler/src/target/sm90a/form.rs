@@ -230,7 +230,17 @@ impl Form {
                 }
                 ModSpec::Field { names, .. } => {
                     let alts: Vec<&str> = names.iter().map(|(_, n)| *n).collect();
-                    s.push_str(&format!(".{{{}}}", alts.join("|")));
+                    if alts.len() > 8 {
+                        s.push_str(&format!(
+                            ".{{{}|{}|…|{} ({} values)}}",
+                            alts[0],
+                            alts[1],
+                            alts[alts.len() - 1],
+                            alts.len()
+                        ));
+                    } else {
+                        s.push_str(&format!(".{{{}}}", alts.join("|")));
+                    }
                 }
                 ModSpec::Alias { name, .. } => s.push_str(&format!("[.{name}]")),
             }
