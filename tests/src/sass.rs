@@ -143,6 +143,23 @@ pub fn ptxas_listing(ptx: &Path) -> Option<String> {
     cuobjdump_sass_cached(&cubin)
 }
 
+/// The encoding probes of `tests/sass-probes/ptx/` (forms the corpus does not exercise).
+pub fn sass_probe_ptx() -> Vec<PathBuf> {
+    let dir = workspace_root()
+        .join("tests")
+        .join("sass-probes")
+        .join("ptx");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// Listings for a set of PTX files: `(file, listing)` for each one ptxas accepts.
 /// `None` when the tools are skipped.
 pub fn listings(files: &[PathBuf]) -> Option<Vec<(PathBuf, String)>> {

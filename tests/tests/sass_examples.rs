@@ -10,7 +10,7 @@
 use ptxc::target::sm90a::forms::all;
 use ptxc::target::sm90a::sample::sample;
 use ptxc::target::sm90a::{Ctrl, decode_with_form, encode, parse_instr, parse_listing};
-use ptxc_tests::sass::{listings, nvdisasm_words};
+use ptxc_tests::sass::{listings, nvdisasm_words, sass_probe_ptx};
 use ptxc_tests::{accepted_corpus, probes, workspace_root};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -125,15 +125,18 @@ fn examples_encode_and_print_exactly() {
 fn bless() {
     let mut files = accepted_corpus();
     files.extend(probes(0..=20));
+    files.extend(sass_probe_ptx());
     let Some(ls) = listings(&files) else {
         panic!("PTXC_BLESS needs the reference tools");
     };
     let root = ptxc_tests::shared_dir();
+    let ws = workspace_root();
     // Up to two listed examples per form, from ptxas output.
     let mut by_form: BTreeMap<usize, Vec<Row>> = BTreeMap::new();
     for (file, l) in &ls {
         let src = file
             .strip_prefix(&root)
+            .or_else(|_| file.strip_prefix(&ws))
             .unwrap_or(file)
             .to_string_lossy()
             .into_owned();

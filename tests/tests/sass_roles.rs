@@ -5,7 +5,7 @@ use ptxc::target::sm90a::forms::all;
 use ptxc::target::sm90a::{
     Access, Latency, decode_with_form, ops, parse_instr, parse_listing, r, ur, word_accesses,
 };
-use ptxc_tests::sass::listings;
+use ptxc_tests::sass::{listings, sass_probe_ptx};
 use ptxc_tests::{accepted_corpus, probes};
 
 fn acc(text: &str) -> Vec<Access> {
@@ -85,6 +85,7 @@ fn latency_classes() {
 fn write_scoreboards_only_on_variable_latency_forms() {
     let mut files = accepted_corpus();
     files.extend(probes(0..=20));
+    files.extend(sass_probe_ptx());
     let Some(ls) = listings(&files) else {
         return;
     };

@@ -3,7 +3,7 @@
 //! `ptxc asm --check`, decodes to nvdisasm's text, and `ptxc asm -o` writes the listed words.
 
 use ptxc::target::sm90a::{decode_at, parse_listing};
-use ptxc_tests::sass::listings;
+use ptxc_tests::sass::{listings, sass_probe_ptx};
 use ptxc_tests::{accepted_corpus, own_kernels, probes, ptxc_bin, tempdir};
 use std::path::PathBuf;
 use std::process::Command;
@@ -109,6 +109,13 @@ fn cluster_probe_ptxas_output_reencodes_bit_exactly() {
     if let Some(m) = check_set("probes 00-20", files) {
         assert!(m > 10_000, "only {m} instructions");
     }
+}
+
+#[test]
+fn encoding_probe_ptxas_output_reencodes_bit_exactly() {
+    let files = sass_probe_ptx();
+    assert!(files.len() >= 3, "{} encoding probes", files.len());
+    check_set("tests/sass-probes/ptx", files);
 }
 
 #[test]

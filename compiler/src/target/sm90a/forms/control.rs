@@ -117,6 +117,13 @@ pub(super) fn forms() -> Vec<Form> {
             .flag(84, "SYNCS")
             .op(cond())
             .op(uimm(32, 32)),
+        form("NANOSLEEP", 0x35d)
+            .ev("tests/sass-probes/ptx/misc (nanosleep.u32 with a register)")
+            .flag(86, "RAND")
+            .flag(85, "WARP")
+            .flag(84, "SYNCS")
+            .op(cond())
+            .op(gpr(32)),
         form("BPT", 0x95c)
             .ev("zluda/_Z9vectorAddPKfS0_Pfi; survey BPT 0x95c")
             .m("TRAP")

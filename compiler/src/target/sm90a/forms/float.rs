@@ -298,7 +298,10 @@ fn f32_bf16() -> (Field, Names) {
     )
 }
 
-fn hadd2(name: &'static str, fam: u16) -> Form {
+/// HADD2 (0x230) and HMUL2 (0x232). HADD2.F32 (F32 output, bit 78) is a form of its own: its A
+/// has no `|x|` (bit 73 is ignored) and no reuse slot (kernels/half_precision; survey HADD2
+/// 0x230; tests/sass-probes/ptx/f16 shows `HADD2 R5, -|R5|, ...` without .F32).
+fn hadd2(name: &'static str, fam: u16, f32: bool) -> Form {
     // HADD2's second source uses reuse slot 2 (kernels/half_precision: `R0.reuse.H0_H0` with
     // control reuse bit 124), like FADD's.
     let b = if fam == 0x230 {
@@ -309,24 +312,25 @@ fn hadd2(name: &'static str, fam: u16) -> Form {
     } else {
         gpr(32).reuse(1).neg(63).abs(62).sfx(60, 2, SWZ)
     };
-    let (tf, tn) = f32_bf16();
-    form(name, fam)
-        .ev(if fam == 0x230 {
-            "kernels/half_precision; survey HADD2 0x230"
-        } else {
-            "HMUL2 0x232: layout shared with HADD2 (survey HADD2 0x230), checked by the property test"
-        })
-        .mf2(tf, if fam == 0x230 { tn } else { &[(0, ""), (2, "BF16_V2")] })
-        .flag(80, "FTZ")
+    let f = form(name, fam).ev(if fam == 0x230 {
+        "kernels/half_precision, tests/sass-probes/ptx/f16; survey HADD2 0x230"
+    } else {
+        "tests/sass-probes/ptx/f16 (mul.f16x2); layout shared with HADD2 (survey HADD2 0x230)"
+    });
+    let f = if f32 {
+        f.m("F32").hide(78, 1, 1)
+    } else {
+        f.flag(85, "BF16_V2")
+    };
+    let a = if f32 {
+        gpr(24).neg(72).sfx(74, 2, SWZ)
+    } else {
+        ha()
+    };
+    f.flag(80, "FTZ")
         .flag(77, "SAT")
         .op(gpr(16).def())
-        .op(if fam == 0x230 {
-            // HADD2's A has no |x| bit (73 is ignored: survey HADD2 0x230).
-            // and no reuse slot (hadd2_F32's control-word table rejects it).
-            gpr(24).neg(72).sfx(74, 2, SWZ)
-        } else {
-            ha()
-        })
+        .op(a)
         .op(b)
 }
 
@@ -342,6 +346,41 @@ fn hfma2() -> Form {
         .op(ha())
         .op(hb())
         .op(gpr(64).reuse(2).neg(84).abs(83).sfx(81, 2, SWZ))
+}
+
+/// HFMA2.MMA with the immediate pair in the B slot ([63:48], [47:32]) and C at [71:64].
+fn hfma2_mma_bimm(fmt: FloatFmt) -> Form {
+    let (ff, fz) = ftz_fmz();
+    let f = form("HFMA2", 0x835)
+        .ev("tests/sass-probes/ptx/f16 (fma.rn.f16x2 with a constant 1.0 pair)")
+        .m("MMA");
+    let f = if fmt == FloatFmt::BF16 {
+        f.m("BF16_V2").hide(85, 1, 1)
+    } else {
+        f
+    };
+    f.mf2(ff, fz)
+        .flag(77, "SAT")
+        .op(gpr(16).def())
+        .op(gpr(24).reuse(0).neg(72).abs(73))
+        .op(fimm(48, 16, fmt))
+        .op(fimm(32, 16, fmt))
+        .op(gpr(64).reuse(2).neg(84).abs(83))
+}
+
+fn hsetp2() -> Form {
+    form("HSETP2", 0x234)
+        .ev("tests/sass-probes/ptx/f16 (setp.lt.f16x2); NAK's layout (bf16 65, set op [70:69], H_AND 71) checked by the property test")
+        .mf(64, 2, &[(0, ""), (2, "BF16_V2")])
+        .mf(76, 4, FCMP)
+        .flag(71, "H_AND")
+        .flag(80, "FTZ")
+        .mf(69, 2, BOP)
+        .op(pred(81).def())
+        .op(pred(84).def())
+        .op(ha())
+        .op(hb_noswzf32())
+        .op(preds(87))
 }
 
 fn hfma2_mma(imm: Option<FloatFmt>) -> Form {
@@ -440,13 +479,17 @@ pub(super) fn forms() -> Vec<Form> {
             .op(gpr(32).neg(63).abs(62)),
     );
     v.push(frnd());
-    v.push(hadd2("HADD2", 0x230));
-    v.push(hadd2("HMUL2", 0x232));
+    v.push(hadd2("HADD2", 0x230, false));
+    v.push(hadd2("HADD2", 0x230, true));
+    v.push(hadd2("HMUL2", 0x232, false));
     v.push(hfma2());
     v.push(hfma2_mma(None));
     v.push(hfma2_mma(Some(FloatFmt::F16)));
     v.push(hfma2_mma(Some(FloatFmt::BF16)));
     v.push(hset2());
+    v.push(hsetp2());
+    v.push(hfma2_mma_bimm(FloatFmt::F16));
+    v.push(hfma2_mma_bimm(FloatFmt::BF16));
     v.push(hmnmx2());
     v
 }

@@ -291,10 +291,11 @@ fn atom(name: &'static str, code: u16, a: A, ops: Names) -> Form {
     atom_bits(f, a)
 }
 
-/// ATOM with a float operation (opcode 0x9a2; type [76:73] | 87 << 4, operation [89:88]).
-fn atomf(a: A) -> Form {
-    let f = form("ATOM", 0x9a2)
-        .ev("probes/04_dsmem_ldst/atom_add_f32; survey ATOM 0x9a2; memfields.txt")
+/// ATOM/ATOMG with a float operation (opcodes 0x9a2/0x9a3; type [76:73] | 87 << 4,
+/// operation [89:88]).
+fn atomf(name: &'static str, code: u16, a: A) -> Form {
+    let f = form(name, code)
+        .ev("probes/04_dsmem_ldst/atom_add_f32, tests/sass-probes/ptx/atomics; survey ATOM 0x9a2; memfields.txt")
         .var()
         .m("E")
         .hide(72, 1, 1)
@@ -309,14 +310,14 @@ fn atomf(a: A) -> Form {
     atom_bits(f, a)
 }
 
-/// ATOM.CAS (opcode 0x38b, plain address; compare [39:32], value [71:64]).
-fn atom_cas() -> Form {
-    form("ATOM", 0x38b)
-        .ev("zluda/atom_cas, zluda/atom_add_float (CAST.SPIN); survey ATOM 0x38b")
+/// ATOM.CAS / ATOMG.CAS (opcodes 0x38b/0x3a9, plain address; compare [39:32], value [71:64]).
+fn atom_cas(name: &'static str, code: u16, kinds: Names) -> Form {
+    form(name, code)
+        .ev("zluda/atom_cas, zluda/atom_add_float (CAST.SPIN), tests/sass-probes/ptx/atomics (ATOMG.E.CAS); survey ATOM 0x38b")
         .var()
         .m("E")
         .hide(72, 1, 1)
-        .mf(87, 2, &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")])
+        .mf(87, 2, kinds)
         .mf(84, 3, EVICT)
         .mf(73, 3, &[(0, ""), (1, "S32"), (2, "64"), (4, "128")])
         .mf(77, 4, SEM_ST)
@@ -497,14 +498,21 @@ pub(super) fn forms() -> Vec<Form> {
         v.push(atom("ATOM", ac, a, ATOM_OP));
         v.push(atom("ATOMG", gc, a, ATOMG_OP));
         if a != A::Plain {
-            v.push(atomf(a));
+            v.push(atomf("ATOM", 0x9a2, a));
+            v.push(atomf("ATOMG", 0x9a3, a));
         }
         if a == A::Desc || a == A::Ur64 {
             v.push(redg(a));
             v.push(redgf(a));
         }
     }
-    v.push(atom_cas());
+    v.push(atom_cas(
+        "ATOM",
+        0x38b,
+        &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")],
+    ));
+    // ATOMG has no CAST (bits 88:87 are not printed).
+    v.push(atom_cas("ATOMG", 0x3a9, &[(0, "CAS")]));
     for ur in [true, false] {
         v.push(lds(ur));
         v.push(sts(ur));
@@ -572,6 +580,42 @@ pub(super) fn forms() -> Vec<Form> {
             .op(gpr(32).nby(1, ATOM_TYPE_REGS)),
     );
     v.push(
+        form("ATOMS", 0x38c)
+            .ev("tests/sass-probes/ptx/atomics (atom.shared with a register address); memfields.txt")
+            .var()
+            .mf(87, 4, ATOM_OP)
+            .mf(73, 3, &[(0, ""), (1, "S32"), (2, "64"), (4, "128")])
+            .op(gpr(16).def().nby(1, ATOM_TYPE_REGS))
+            .op(memop_abs(vec![
+                t_r(24)
+                    .opt()
+                    .sfxf(78, 2, &[(0, ""), (1, "X4"), (2, "X8"), (3, "X16")]),
+                t_i(40, 24),
+            ]))
+            .op(gpr(32).nby(1, ATOM_TYPE_REGS)),
+    );
+    v.push(
+        form("QSPC", 0x3aa)
+            .ev("tests/sass-probes/ptx/atomics (isspacep fallback with a register address)")
+            .var()
+            .m("E")
+            .hide(72, 1, 1)
+            .mf(73, 2, &[(0, "G"), (2, "S"), (3, "D")])
+            .op(pred(81).def())
+            .op(gpr(16).def())
+            .op(memop(
+                PrefixSpec::None,
+                vec![
+                    {
+                        let mut r = t_r(24);
+                        r.regs = 2;
+                        r
+                    },
+                    t_i(40, 24),
+                ],
+            )),
+    );
+    v.push(
         form("ATOMS", 0xf8c)
             .ev("kernels/histogram_atomics (atomicAdd(&smem, 1) → ATOMS.POPC.INC.32); survey ATOMS 0xf8c")
             .var()
@@ -596,7 +640,7 @@ pub(super) fn forms() -> Vec<Form> {
         form("ATOMS", 0x38d)
             .ev("zluda/atom_add_float, probes/04_dsmem_ldst (CAST.SPIN loops); survey ATOMS 0x38d")
             .var()
-            .mf(87, 2, &[(1, "CAST"), (2, "CAS"), (3, "CAST.SPIN")])
+            .mf(87, 2, &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")])
             .mf(73, 3, &[(0, ""), (2, "64")])
             .op(gpr(16).def().nby(1, ATOM_TYPE_REGS))
             .op(memop_abs(vec![
