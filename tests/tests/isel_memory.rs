@@ -947,7 +947,7 @@ fn cluster_instructions_in_ptxas_order() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     if !files.is_empty() && skipped.iter().all(|s| !s.ends_with("no ptxas")) {
-        assert!(same >= 134, "only {same} probes in ptxas's order (was 134)");
+        assert!(same >= 149, "only {same} probes in ptxas's order (was 149)");
     }
 }
 
@@ -1037,10 +1037,10 @@ fn coverage_of_the_corpora() {
         println!("isel-memory: not lowered: {n:5} {k}");
     }
     if total > 0 {
-        // The floor: what lowers now (the rest are `.func` parameters and module variables,
-        // which need the calling convention and relocations).
+        // The floor: what lowers now (the rest are module `.global`/`.const` variables, which
+        // need relocations the cubin writer does not have).
         assert!(
-            lowered >= 6391 && lowered * 1000 >= total * 984,
+            lowered >= 6479 && lowered * 1000 >= total * 997,
             "coverage regressed: {lowered}/{total}"
         );
     }

@@ -82,6 +82,11 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             K::Mem(sass::Mem { prefix, terms })
         }
         OpKind::SReg(n) => K::SReg(*n),
+        OpKind::Barrier(b) => K::Reg(sass::Reg {
+            file: sass::RegFile::Barrier,
+            num: *b,
+        }),
+        OpKind::Sym(name) => K::Sym(name),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
         OpKind::Func(name) => {
             return Err(format!(
@@ -126,9 +131,10 @@ fn conservative_ctrl(i: &Instr) -> Result<Ctrl, String> {
             if writes && !store_like {
                 c.wbar = 0;
             }
-            // EXIT and CCTL.IVALL (no operands) must not set a read scoreboard: nvdisasm
-            // rejects the word (ptxas: `CCTL.IVALL` … `03ffe80002000000`, rb = 7).
-            if i.mnemonic != "EXIT" && !(i.mnemonic == "CCTL" && i.operands.is_empty()) {
+            // Instructions without operands read no register and must not set a read
+            // scoreboard: nvdisasm rejects `CCTL.IVALL` and `FENCE.VIEW.ASYNC.S` words that do
+            // (ptxas: `CCTL.IVALL` … `03ffe80002000000`, rb = 7). Nor must EXIT.
+            if i.mnemonic != "EXIT" && !i.operands.is_empty() {
                 c.rbar = 1;
             }
         }

@@ -121,6 +121,34 @@ impl Cfg {
     }
 }
 
+/// Puts the blocks in the layout `order` (a permutation of all block numbers), renumbering
+/// every reference. Fallthroughs keep their targets (emission adds a branch where the target no
+/// longer follows).
+pub fn reorder(f: &mut Function, order: &[BlockId]) {
+    debug_assert_eq!(order.len(), f.blocks.len());
+    let mut new_of = vec![BlockId(0); f.blocks.len()];
+    for (new, old) in order.iter().enumerate() {
+        new_of[old.0 as usize] = BlockId(new as u32);
+    }
+    let mut old_blocks: Vec<Option<super::Block>> = std::mem::take(&mut f.blocks)
+        .into_iter()
+        .map(Some)
+        .collect();
+    for old in order {
+        let mut block = old_blocks[old.0 as usize].take().expect("each block once");
+        block.fallthrough = block.fallthrough.map(|t| new_of[t.0 as usize]);
+        for inst in &mut block.insts {
+            for o in &mut inst.ops {
+                match &mut o.kind {
+                    OpKind::Block(t) | OpKind::PhiArg(t, _) => *t = new_of[t.0 as usize],
+                    _ => {}
+                }
+            }
+        }
+        f.blocks.push(block);
+    }
+}
+
 /// Removes the blocks control can never reach (code after an unconditional branch or exit),
 /// renumbering the others in order; `PHI` arguments from removed blocks go too.
 pub fn remove_unreachable(f: &mut Function) -> bool {

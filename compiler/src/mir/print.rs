@@ -90,15 +90,22 @@ impl fmt::Display for Operand {
                 }
                 s.push(']');
             }
-            OpKind::SReg(n) => {
-                let _ = write!(s, "SR_{n:#x}");
-            }
+            OpKind::SReg(n) => match crate::target::sm90a::print::SR_NAMES.get(usize::from(*n)) {
+                Some(name) => s.push_str(name),
+                None => {
+                    let _ = write!(s, "SR_{n:#x}");
+                }
+            },
             OpKind::Block(b) => {
                 let _ = write!(s, "{b}");
             }
             OpKind::Func(name) => s.push_str(name),
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
+            }
+            OpKind::Sym(name) => s.push_str(name),
+            OpKind::Barrier(b) => {
+                let _ = write!(s, "B{b}");
             }
             OpKind::Prior(r) => {
                 let _ = write!(s, "{{prior {r}}}");
@@ -125,6 +132,9 @@ impl fmt::Display for Inst {
         }
         for (i, o) in self.ops.iter().enumerate() {
             write!(f, "{}{o}", if i == 0 { " " } else { ", " })?;
+        }
+        if self.divergent {
+            f.write_str("  ; divergent")?;
         }
         Ok(())
     }

@@ -201,14 +201,13 @@ impl Cx<'_> {
             .iter()
             .take_while(|i| i.mnemonic == "S2R")
             .count();
-        self.f.blocks[0].insts.insert(
-            at,
-            Inst::new(
-                "S2R",
-                &[],
-                vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
-            ),
+        let inst = Inst::new(
+            "S2R",
+            &[],
+            vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
         );
+        self.def_of.insert(v, inst.clone());
+        self.f.blocks[0].insts.insert(at, inst);
         self.entry_consts += 1;
         r
     }

@@ -448,7 +448,7 @@ impl Cx<'_> {
             // Under a guard, skip the whole sequence where it is false.
             self.branch_to(done, Some((p, !neg)));
             self.fallthrough_to(body);
-            self.cur = body;
+            self.switch_to(body, false);
         }
         let words = at.ty.words();
         let fast = self.new_vreg(RegClass::Gpr, words);
@@ -476,7 +476,7 @@ impl Cx<'_> {
         self.fallthrough_to(s_chk);
         // [s_chk] Is the address in the own CTA's shared memory? A generic address must first
         // have SR_SWINHI as its high word.
-        self.cur = s_chk;
+        self.switch_to(s_chk, false);
         let same = if generic {
             let swin = self.swinhi();
             let p = self.pred();
@@ -500,22 +500,22 @@ impl Cx<'_> {
         self.branch_to(d_chk, Some((ps, true)));
         self.fallthrough_to(s_loop);
         // [s_loop] LDS/ATOMS.CAST.SPIN.
-        self.cur = s_loop;
+        self.switch_to(s_loop, false);
         let vs = self.cas_loop(at, CasMem::Shared(lo, off));
         self.fallthrough_to(done);
         into_done.push((self.cur, vs));
         // [d_chk] A peer CTA's shared memory?
-        self.cur = d_chk;
+        self.switch_to(d_chk, false);
         let pd = self.qspc("D", lo, same);
         self.branch_to(other, Some((pd, true)));
         self.fallthrough_to(d_loop);
         // [d_loop] LD.E/ATOM.E.CAST.SPIN.
-        self.cur = d_loop;
+        self.switch_to(d_loop, false);
         let vd = self.cas_loop(at, CasMem::Generic(reg, off));
         self.fallthrough_to(done);
         into_done.push((self.cur, vd));
         // [other] Anything else (local memory, private to the thread): read-modify-write.
-        self.cur = other;
+        self.switch_to(other, false);
         let vo = self.plain_rmw(at, reg, off);
         self.fallthrough_to(done);
         into_done.push((self.cur, vo));
@@ -544,7 +544,7 @@ impl Cx<'_> {
                 self.ssa.seal(self.f, *b);
             }
         }
-        self.cur = done;
+        self.switch_to(done, false);
     }
 
     /// A destination taken without its prior value (sequences that branch around themselves
@@ -591,28 +591,29 @@ impl Cx<'_> {
     // ------------------------------------------------------------------------------------------
     // Blocks made by instruction selection
 
-    /// A new block, linked by the caller.
+    /// A new block, laid out after the planned block being lowered; linked by the caller.
     pub(super) fn new_block(&mut self) -> BlockId {
-        let b = self.f.new_block(None);
-        self.ssa.add_block(b, Vec::new());
-        b
+        self.fresh_block()
     }
 
-    /// Ends the current block with `[@p] BRA target` (recording the edge).
+    /// Ends the current block with `[@p] BRA target` (recording the edge). A branch on a
+    /// per-thread predicate is divergent: the `reconverge` pass brackets it as ptxas does
+    /// (`BSSY B0 … BSYNC B0` around the compare-and-swap loops).
     pub(super) fn branch_to(&mut self, target: BlockId, guard: Option<(Reg, bool)>) {
         let mut i = Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(target))]);
         if let Some((p, neg)) = guard {
             i = i.guarded(p, neg);
+            i.divergent = !self.is_uniform(p);
         }
         self.f.block_mut(self.cur).insts.push(i);
-        self.ssa.add_pred(target, self.cur);
+        self.add_edge(self.cur, target);
     }
 
     /// Makes the current block fall through to `next` (recording the edge).
     pub(super) fn fallthrough_to(&mut self, next: BlockId) {
         let cur = self.cur;
         self.f.block_mut(cur).fallthrough = Some(next);
-        self.ssa.add_pred(next, cur);
+        self.add_edge(cur, next);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -966,7 +967,7 @@ impl Cx<'_> {
             self.branch_to(done, Some((p, !neg)));
         }
         self.fallthrough_to(head);
-        self.cur = head;
+        self.switch_to(head, false);
         let v = self.cas_loop(at, CasMem::Shared(base, off));
         self.fallthrough_to(done);
         let from = self.cur;

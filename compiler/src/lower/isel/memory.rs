@@ -326,7 +326,7 @@ impl Cx<'_> {
 
     /// Gives `dst` the value `v` (of `dst`'s width) and commits it: a rename when possible,
     /// otherwise moves.
-    pub(super) fn assign(&mut self, dst: Dst, v: Val) {
+    pub(super) fn assign_val(&mut self, dst: Dst, v: Val) {
         let class = self.f.vreg(dst.vreg).class;
         if let Val::Reg(r) = v
             && dst.prior.is_none()
@@ -474,7 +474,7 @@ impl Cx<'_> {
             for (dst, v) in dsts.into_iter().zip(srcs) {
                 if let Some(dst) = dst {
                     let v = self.fit(v, dst.words);
-                    self.assign(dst, v);
+                    self.assign_val(dst, v);
                 }
             }
             return true;
@@ -484,7 +484,7 @@ impl Cx<'_> {
                 return true;
             };
             let v = self.pack(&srcs, src_bits, dst.words);
-            self.assign(dst, Val::Reg(v));
+            self.assign_val(dst, Val::Reg(v));
             return true;
         }
         if srcs.len() == 1 {
@@ -494,7 +494,7 @@ impl Cx<'_> {
                 if let Some(dst) = dst {
                     let e = self.extract(v, dst_bits, i as u32 * dst_bits, false);
                     let e = self.fit(e, dst.words);
-                    self.assign(dst, e);
+                    self.assign_val(dst, e);
                 }
             }
             return true;
@@ -531,7 +531,7 @@ impl Cx<'_> {
                 }
             }
         }
-        self.assign(dst, Val::Reg(Reg::whole(v, words)));
+        self.assign_val(dst, Val::Reg(Reg::whole(v, words)));
     }
 
     /// `mov.vN.T d, a`: element by element between `{…}` lists and vector registers.
@@ -586,7 +586,7 @@ impl Cx<'_> {
                 for (dst, v) in dsts.into_iter().zip(srcs) {
                     if let Some(dst) = dst {
                         let v = self.fit(v, dst.words);
-                        self.assign(dst, v);
+                        self.assign_val(dst, v);
                     }
                 }
             }
@@ -1258,7 +1258,7 @@ impl Cx<'_> {
                 }
                 self.commit(dst);
             } else {
-                self.assign(dst, e);
+                self.assign_val(dst, e);
             }
         }
         true
@@ -1412,23 +1412,23 @@ impl Cx<'_> {
         let Some(dst) = self.dst(d) else { return false };
         match (space, to) {
             // Global addresses are generic addresses.
-            (Space::Global, _) => self.assign(dst, v),
+            (Space::Global, _) => self.assign_val(dst, v),
             // A shared address is the low word of its generic address, whose high word is
             // SR_SWINHI (ptxas-facts.md §a.3.3).
             (Space::Shared | Space::SharedCluster, false) => {
                 let lo = self.extract(v, 32, 0, false);
                 let lo = self.reg_of(lo, 1);
                 if dst.words == 1 {
-                    self.assign(dst, Val::Reg(lo));
+                    self.assign_val(dst, Val::Reg(lo));
                 } else {
                     let g = self.shared_to_generic(lo);
-                    self.assign(dst, Val::Reg(g));
+                    self.assign_val(dst, Val::Reg(g));
                 }
             }
             (Space::Shared | Space::SharedCluster, true) => {
                 let lo = self.extract(v, 32, 0, false);
                 let lo = self.fit(lo, dst.words);
-                self.assign(dst, lo);
+                self.assign_val(dst, lo);
             }
             (Space::Local | Space::Const | Space::Param, _) if dst.words == 2 => {
                 let window = match space {
@@ -1652,7 +1652,7 @@ impl Cx<'_> {
         if dst.words != 2 {
             return false;
         }
-        self.assign(dst, Val::Imm(hi << 32));
+        self.assign_val(dst, Val::Imm(hi << 32));
         true
     }
 }

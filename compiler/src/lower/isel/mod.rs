@@ -12,6 +12,7 @@ mod cluster;
 mod control;
 mod memory;
 mod sreg;
+mod uniform;
 mod warp;
 
 use super::ssa::{SsaBuilder, Var};
@@ -53,12 +54,20 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         guard: None,
         entry_consts: 0,
         desc: None,
+        planned: BlockId(0),
+        extra_blocks: Vec::new(),
+        def_of: rustc_hash::FxHashMap::default(),
+        uniform_cache: rustc_hash::FxHashMap::default(),
+        explicit_cluster: plan.explicit_cluster,
+        cluster_flag: None,
     };
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
     for (i, block) in blocks.iter().enumerate() {
         let id = BlockId(i as u32);
         cx.cur = id;
+        cx.planned = id;
+        cx.uniform_cache.clear();
         if !cx.ssa.is_sealed(id) && cx.ssa.preds[i].iter().all(|p| filled[p.0 as usize]) {
             cx.ssa.seal(cx.f, id);
         }
@@ -110,6 +119,20 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         cx.ssa.seal(cx.f, BlockId(i as u32));
     }
     cx.ssa.finish(cx.f);
+    // Lay out the blocks selection made right after the planned block they belong to.
+    if !cx.extra_blocks.is_empty() {
+        let mut order = Vec::with_capacity(cx.f.blocks.len());
+        for p in 0..n as u32 {
+            order.push(BlockId(p));
+            order.extend(
+                cx.extra_blocks
+                    .iter()
+                    .filter(|(anchor, _)| anchor.0 == p)
+                    .map(|(_, b)| *b),
+            );
+        }
+        crate::mir::cfg::reorder(cx.f, &order);
+    }
 }
 
 /// A source operand after resolution: a register, an immediate, or a constant-bank word.
@@ -138,6 +161,19 @@ pub struct Cx<'p> {
     /// How many values were placed at the start of the entry block (descriptor, …).
     entry_consts: usize,
     desc: Option<VReg>,
+    /// The planned block being lowered; blocks made while lowering it are laid out after it.
+    planned: BlockId,
+    /// Blocks made during selection, with the planned block they follow in the layout.
+    extra_blocks: Vec<(BlockId, BlockId)>,
+    /// The instruction that defines each virtual register (first definition), so that a value
+    /// can be recomputed in the uniform datapath (`uniform.rs`).
+    pub(super) def_of: rustc_hash::FxHashMap<VReg, Inst>,
+    /// Vector values already recomputed in the uniform datapath (per block).
+    pub(super) uniform_cache: rustc_hash::FxHashMap<VReg, VReg>,
+    /// The kernel has `.explicitcluster` (cluster barriers need no run-time test).
+    pub(super) explicit_cluster: bool,
+    /// `c[0x0][0x140] == 1`, once computed.
+    pub(super) cluster_flag: Option<VReg>,
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
@@ -210,13 +246,57 @@ impl Cx<'_> {
         {
             inst.guard = Some(crate::mir::Guard { pred, neg });
         }
+        self.push(inst);
+    }
+
+    /// Appends to the current block, remembering the instruction that defines each vreg.
+    fn push(&mut self, inst: Inst) {
+        for d in inst.defs() {
+            if let Some(v) = d.vreg() {
+                self.def_of.entry(v).or_insert_with(|| inst.clone());
+            }
+        }
         self.f.block_mut(self.cur).insts.push(inst);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Control flow inside one PTX instruction
+
+    /// A new block, laid out after the planned block being lowered (after the blocks made
+    /// before it). Its predecessors are added with [`Cx::add_edge`].
+    pub fn fresh_block(&mut self) -> BlockId {
+        let b = self.f.new_block(None);
+        self.ssa.add_block(b, Vec::new());
+        self.extra_blocks.push((self.planned, b));
+        b
+    }
+
+    /// Records the CFG edge `from → to` for SSA construction (the branch or fallthrough itself
+    /// is emitted by the caller).
+    pub fn add_edge(&mut self, from: BlockId, to: BlockId) {
+        self.ssa.add_pred(to, from);
+    }
+
+    /// Continues lowering in `b`; seals it when `sealed` (all its predecessors are known and
+    /// lowered).
+    pub fn switch_to(&mut self, b: BlockId, sealed: bool) {
+        self.cur = b;
+        // Uniform copies made in another block need not dominate this one.
+        self.uniform_cache.clear();
+        if sealed {
+            self.ssa.seal(self.f, b);
+        }
+    }
+
+    /// Seals a block whose predecessors are now all lowered (a loop header, after its latch).
+    pub fn seal(&mut self, b: BlockId) {
+        self.ssa.seal(self.f, b);
     }
 
     /// Appends an instruction that is not under the PTX guard (an address computation whose
     /// result only feeds guarded instructions).
     pub fn emit_unguarded(&mut self, inst: Inst) {
-        self.f.block_mut(self.cur).insts.push(inst);
+        self.push(inst);
     }
 
     /// Emits an instruction that defines `dst`: under a guard it also reads `dst`'s old value.
@@ -250,6 +330,11 @@ impl Cx<'_> {
 
     /// A value defined once at the start of the entry block (it dominates every use).
     pub(super) fn entry_value(&mut self, inst: Inst) {
+        for d in inst.defs() {
+            if let Some(v) = d.vreg() {
+                self.def_of.entry(v).or_insert_with(|| inst.clone());
+            }
+        }
         let at = self.entry_consts;
         self.f.block_mut(BlockId(0)).insts.insert(at, inst);
         self.entry_consts += 1;
@@ -335,6 +420,13 @@ impl Cx<'_> {
     /// Makes `dst` the variable's current value (after its defining instructions).
     pub fn commit(&mut self, dst: Dst) {
         self.ssa.write(dst.var, self.cur, dst.vreg);
+    }
+
+    /// Makes an existing value the destination's current value, with no instruction (a copy in
+    /// SSA form is a rename). Only for unguarded instructions.
+    pub fn assign(&mut self, dst: Dst, value: VReg) {
+        debug_assert!(dst.prior.is_none());
+        self.ssa.write(dst.var, self.cur, value);
     }
 
     /// Resolves a source operand of type `ty`.
