@@ -173,10 +173,10 @@ impl Cx<'_> {
     }
 
     /// `if (explicit cluster) { then } [else { other }]`, as ptxas lays it out.
-    fn if_explicit_cluster(
+    fn if_explicit_cluster<T: FnOnce(&mut Self), E: FnOnce(&mut Self)>(
         &mut self,
-        then: impl FnOnce(&mut Self),
-        other: Option<Box<dyn FnOnce(&mut Self) + '_>>,
+        then: T,
+        other: Option<E>,
     ) {
         let p = self.explicit_cluster_pred();
         let head = self.cur;
@@ -243,7 +243,7 @@ impl Cx<'_> {
         if self.explicit_cluster {
             arrive(self);
         } else {
-            self.if_explicit_cluster(arrive, None);
+            self.if_explicit_cluster(arrive, None::<fn(&mut Self)>);
         }
         true
     }
@@ -261,7 +261,7 @@ impl Cx<'_> {
             wait(self);
         } else {
             // Not launched as a cluster: the CTA is its own cluster, and the wait is `bar.sync 0`.
-            let fallback: Box<dyn FnOnce(&mut Self)> = Box::new(|cx: &mut Self| {
+            let fallback: Else<'_, '_> = Box::new(|cx: &mut Self| {
                 cx.emit(Inst::new(
                     "BAR",
                     &["SYNC", "DEFER_BLOCKING"],
