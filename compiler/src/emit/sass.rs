@@ -82,6 +82,10 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             K::Mem(sass::Mem { prefix, terms })
         }
         OpKind::SReg(n) => K::SReg(*n),
+        OpKind::Barrier(b) => K::Reg(sass::Reg {
+            file: sass::RegFile::Barrier,
+            num: *b,
+        }),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
         OpKind::Func(name) => {
             return Err(format!(

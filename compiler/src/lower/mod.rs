@@ -13,6 +13,7 @@
 //!
 //! PTX that ptxc cannot lower yet is an error naming the instruction, at its line.
 
+pub mod inline;
 pub mod isel;
 pub mod ssa;
 
@@ -74,11 +75,19 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
     for item in &checked.module.items {
+        // Kernels only: calls to `.func`s are inlined into them (`inline.rs`).
         let Item::Function(f) = item else { continue };
-        if f.body.is_none() {
+        if f.body.is_none() || f.kind != FunctionKind::Entry {
             continue;
         }
-        match lower_function(f, &globals) {
+        let f = match inline::inline_calls(f, &checked.module) {
+            Ok(f) => f,
+            Err(mut d) => {
+                diags.append(&mut d);
+                continue;
+            }
+        };
+        match lower_function(&f, &globals) {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
                 out.frames.push(frame);

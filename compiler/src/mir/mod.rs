@@ -236,6 +236,8 @@ pub enum OpKind {
     Func(String),
     /// The incoming value of a `PHI` from a predecessor.
     PhiArg(BlockId, Reg),
+    /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
+    Barrier(u8),
     /// The value a guarded instruction's destination keeps where the guard is false (`@p mov
     /// %r, 1` in SSA form reads the old `%r`). Not printed in SASS: leaving SSA form turns it
     /// into a `COPY` into the destination before the instruction.
@@ -368,11 +370,15 @@ pub struct Inst {
     /// Modifiers in nvdisasm's order (`E`, `STRONG`, `GPU`).
     pub mods: Vec<&'static str>,
     pub ops: Vec<Operand>,
+    /// A conditional branch whose condition may differ between the threads of a warp: the
+    /// `reconverge` pass brackets it with `BSSY`/`BSYNC`.
+    pub divergent: bool,
 }
 
 impl Inst {
     pub fn new(mnemonic: &'static str, mods: &[&'static str], ops: Vec<Operand>) -> Inst {
         Inst {
+            divergent: false,
             guard: None,
             mnemonic,
             mods: mods.to_vec(),
@@ -430,9 +436,12 @@ impl Inst {
     }
 
     /// The branch targets named by the instruction.
+    /// The branch targets of a terminator (a `BSSY` names a block too, but control does not
+    /// go there from it).
     pub fn targets(&self) -> impl Iterator<Item = BlockId> + '_ {
-        self.ops.iter().filter_map(|o| match o.kind {
-            OpKind::Block(b) => Some(b),
+        let branches = self.is_terminator();
+        self.ops.iter().filter_map(move |o| match o.kind {
+            OpKind::Block(b) if branches => Some(b),
             _ => None,
         })
     }

@@ -100,6 +100,9 @@ impl fmt::Display for Operand {
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
             }
+            OpKind::Barrier(b) => {
+                let _ = write!(s, "B{b}");
+            }
             OpKind::Prior(r) => {
                 let _ = write!(s, "{{prior {r}}}");
             }
@@ -125,6 +128,9 @@ impl fmt::Display for Inst {
         }
         for (i, o) in self.ops.iter().enumerate() {
             write!(f, "{}{o}", if i == 0 { " " } else { ", " })?;
+        }
+        if self.divergent {
+            f.write_str("  ; divergent")?;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 pub mod cleanup;
 pub mod out_of_ssa;
 pub mod prologue;
+pub mod reconverge;
 pub mod regalloc;
 
 use crate::mir::{Function, verify::verify};
@@ -25,6 +26,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
     &out_of_ssa::OutOfSsa,
+    &reconverge::Reconverge,
     &regalloc::RegAlloc,
     &prologue::Prologue,
 ];

@@ -261,13 +261,13 @@ impl Cx<'_> {
             wait(self);
         } else {
             // Not launched as a cluster: the CTA is its own cluster, and the wait is `bar.sync 0`.
-            let fallback: Else<'_, '_> = Box::new(|cx: &mut Self| {
+            let fallback = |cx: &mut Self| {
                 cx.emit(Inst::new(
                     "BAR",
                     &["SYNC", "DEFER_BLOCKING"],
                     vec![Operand::imm(0)],
                 ));
-            });
+            };
             self.if_explicit_cluster(wait, Some(fallback));
         }
         true

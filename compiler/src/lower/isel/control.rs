@@ -36,11 +36,14 @@ impl Cx<'_> {
             self.error(name.span, format!("unknown label `{}`", name.text));
             return true;
         };
-        self.emit(Inst::new(
-            "BRA",
-            &[],
-            vec![Operand::new(OpKind::Block(target))],
-        ));
+        let mut inst = Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(target))]);
+        // `bra.uni` promises a uniform branch; otherwise it is divergent unless the predicate is
+        // provably the same for every thread.
+        if let Some((p, _)) = self.guard {
+            let uni = ins.modifiers.iter().any(|m| m.text == ".uni");
+            inst.divergent = !uni && !self.is_uniform(p);
+        }
+        self.emit(inst);
         true
     }
 

@@ -149,6 +149,44 @@ impl Cx<'_> {
         Some(u)
     }
 
+    /// Whether `r` is provably the same in every thread of the warp (what [`Cx::uniform_of`]
+    /// could recompute), without emitting anything.
+    pub fn is_uniform(&self, r: Reg) -> bool {
+        fn walk(cx: &Cx<'_>, r: Reg, depth: u32) -> bool {
+            match r {
+                Reg::Phys { reg, .. } => reg.is_zero(),
+                Reg::Virt { vreg, .. } => {
+                    if matches!(cx.f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred) {
+                        return true;
+                    }
+                    let Some(def) = cx.def_of.get(&vreg) else {
+                        return false;
+                    };
+                    if depth > 16 || def.guard.is_some() || uniform_mnemonic(def.mnemonic).is_none()
+                    {
+                        return false;
+                    }
+                    if def.mnemonic == "S2R"
+                        && !def
+                            .ops
+                            .iter()
+                            .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
+                    {
+                        return false;
+                    }
+                    def.ops.iter().all(|o| match &o.kind {
+                        OpKind::Reg(rr) if !rr.def => walk(cx, rr.reg, depth + 1),
+                        OpKind::Prior(_)
+                        | OpKind::Mem { .. }
+                        | OpKind::CBank { base: Some(_), .. } => false,
+                        _ => true,
+                    })
+                }
+            }
+        }
+        walk(self, r, 0)
+    }
+
     /// Runs `body` with `r` in a uniform register, once per distinct value of `r` among the
     /// active threads: the value itself when it is provably uniform, else ptxas's peeling loop
     /// (`16_tma_elect`, `09_mbarrier` with a register address):
