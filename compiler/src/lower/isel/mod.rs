@@ -7,6 +7,12 @@
 
 mod arith;
 mod cluster;
+mod cmp;
+mod convert;
+mod fdiv;
+mod float;
+mod idiv;
+mod intops;
 mod control;
 mod memory;
 mod sreg;
