@@ -8,12 +8,12 @@
 mod arith;
 mod cluster;
 mod cmp;
+mod control;
 mod convert;
 mod fdiv;
 mod float;
 mod idiv;
 mod intops;
-mod control;
 mod memory;
 mod sreg;
 mod uniform;
