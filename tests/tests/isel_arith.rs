@@ -141,3 +141,1201 @@ fn each_file_disassembles() {
     println!("each-file: {n} compiled, {bad} disagree");
     assert_eq!(bad, 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Coverage
+
+const ARITH: &[&str] = &[
+    "add", "sub", "mul", "mad", "setp", "selp", "and", "or", "xor", "not", "shl", "shr", "mul24",
+    "mad24", "sad", "div", "rem", "abs", "neg", "min", "max", "popc", "clz", "bfind", "fns",
+    "brev", "bfe", "bfi", "szext", "bmsk", "dp4a", "dp2a", "addc", "subc", "madc", "fma", "testp",
+    "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "set", "slct", "cnot",
+    "lop3", "shf", "prmt", "cvt", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr",
+];
+
+fn instructions(b: &ptxc::frontend::ast::Block, out: &mut Vec<ptxc::frontend::ast::Instruction>) {
+    use ptxc::frontend::ast::Stmt;
+    for s in &b.stmts {
+        match s {
+            Stmt::Instr(i) => out.push((**i).clone()),
+            Stmt::Block(b) => instructions(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// For one file: the arithmetic instructions (their full opcodes) and whether each lowered.
+fn file_coverage(path: &Path) -> Vec<(String, bool)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let src = SourceFile::new(path.display().to_string(), text.clone());
+    let Ok(checked) = driver::frontend(&src, Arch::SM90A) else {
+        return Vec::new();
+    };
+    let mut ins = Vec::new();
+    for item in &checked.module.items {
+        if let ptxc::frontend::ast::Item::Function(f) = item
+            && let Some(b) = &f.body
+        {
+            instructions(b, &mut ins);
+        }
+    }
+    let arith: Vec<&ptxc::frontend::ast::Instruction> = ins
+        .iter()
+        .filter(|i| ARITH.contains(&i.opcode.text.as_str()))
+        .collect();
+    if arith.is_empty() {
+        return Vec::new();
+    }
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let diags: Vec<ptxc::diag::Diagnostic> = match driver::lower(&checked, &opts) {
+        Ok((lowered, _)) => match driver::encode(&lowered) {
+            Ok(_) => Vec::new(),
+            Err(d) => d,
+        },
+        Err(d) => d,
+    };
+    // An error with no place (a pass or the encoder failed) counts against every instruction.
+    let internal = diags.iter().find(|d| d.span.start == 0 && d.span.end == 0);
+    if let Some(d) = internal {
+        println!(
+            "{}: {}",
+            path.display(),
+            d.message.lines().next().unwrap_or("")
+        );
+    }
+    arith
+        .iter()
+        .map(|i| {
+            let full: String = std::iter::once(i.opcode.text.clone())
+                .chain(i.modifiers.iter().map(|m| m.text.clone()))
+                .collect();
+            let failed = internal.is_some()
+                || diags
+                    .iter()
+                    .any(|d| d.span.start >= i.span.start && d.span.end <= i.span.end);
+            (full, !failed)
+        })
+        .collect()
+}
+
+/// The lowest coverage this branch reached; the test fails below it.
+const COVERAGE_FLOOR: usize = 4887;
+
+#[test]
+fn corpus_arithmetic_coverage() {
+    let files = coverage_files();
+    if files.is_empty() {
+        println!("isel-arith: no corpus files found");
+        return;
+    }
+    let mut total = 0;
+    let mut lowered = 0;
+    let mut missing: std::collections::BTreeMap<String, usize> = Default::default();
+    for f in &files {
+        for (op, ok) in file_coverage(f) {
+            total += 1;
+            if ok {
+                lowered += 1;
+            } else {
+                *missing.entry(op).or_default() += 1;
+            }
+        }
+    }
+    println!("isel-arith: {lowered}/{total} arithmetic instructions of the corpora lower");
+    for (op, n) in &missing {
+        println!("    not lowered: {op} ×{n}");
+    }
+    assert!(
+        lowered >= COVERAGE_FLOOR,
+        "coverage regressed: {lowered} < {COVERAGE_FLOOR}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snippets against ptxas
+
+/// A kernel around a snippet: typed registers loaded from the input buffer, the snippet, and
+/// whatever it stores to the output buffer.
+fn kernel(body: &str) -> String {
+    format!(
+        ".version 8.7\n.target sm_90a\n.address_size 64\n\
+         .visible .entry k(.param .u64 pin, .param .u64 pout)\n{{\n\
+         .reg .b64 %in, %out;\n.reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n.reg .b16 %h<20>;\n\
+         .reg .f32 %f<20>;\n.reg .f64 %fd<20>;\n.reg .pred %p<10>;\n\
+         ld.param.u64 %in, [pin];\nld.param.u64 %out, [pout];\n\
+         ld.global.u32 %r1, [%in];\nld.global.u32 %r2, [%in+4];\nld.global.u32 %r3, [%in+8];\n\
+         ld.global.u64 %rd1, [%in+16];\nld.global.u64 %rd2, [%in+24];\nld.global.u64 %rd3, [%in+32];\n\
+         ld.global.f32 %f1, [%in+40];\nld.global.f32 %f2, [%in+44];\nld.global.f32 %f3, [%in+48];\n\
+         ld.global.f64 %fd1, [%in+56];\nld.global.f64 %fd2, [%in+64];\nld.global.f64 %fd3, [%in+72];\n\
+         ld.global.u16 %h1, [%in+80];\nld.global.u16 %h2, [%in+82];\nld.global.u16 %h3, [%in+84];\n\
+         setp.ne.u32 %p1, %r3, 0;\n\
+         {body}\nret;\n}}\n"
+    )
+}
+
+/// The mnemonics with modifiers of a listing, without the loads, stores, constant loads and the
+/// kernel's frame: what the snippet itself became.
+fn opcode_seq<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    lines
+        .filter(|l| !l.starts_with("MOV R1, c[0x0][0x28]"))
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = if l.starts_with('@') {
+                l.split_once(' ').map_or(l, |x| x.1)
+            } else {
+                l
+            };
+            let op = l.split_whitespace().next()?.to_string();
+            let base = op.split('.').next().unwrap_or("");
+            (!matches!(
+                base,
+                "LDG" | "STG" | "LDC" | "ULDC" | "EXIT" | "BRA" | "NOP" | "S2R"
+            ))
+            .then_some(op)
+        })
+        .collect()
+}
+
+/// ptxas's opcode sequence for a snippet kernel (`None` without the reference tools).
+fn ptxas_seq(ptx: &str) -> Option<Vec<String>> {
+    let dir = tempdir();
+    let path = dir.join("snippet.ptx");
+    std::fs::write(&path, ptx).unwrap();
+    let r = ptxc_tests::ptxas(&path, &[])?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let cubin = r.cubin?;
+    let sass = ptxc_tests::cuobjdump_sass(&cubin)?;
+    let lines: Vec<String> = sass
+        .lines()
+        .filter_map(|l| {
+            let body = l.trim().strip_prefix("/*")?.split_once("*/")?.1.trim();
+            let body = body
+                .split("/*")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(';')
+                .trim();
+            (!body.is_empty()).then(|| body.to_string())
+        })
+        .collect();
+    Some(opcode_seq(lines.iter().map(String::as_str)))
+}
+
+struct Snippet {
+    name: &'static str,
+    body: &'static str,
+    /// ptxc's opcode sequence (derived from ptxas's for the same snippet).
+    want: &'static [&'static str],
+}
+
+macro_rules! snip {
+    ($name:literal, $body:literal, [$($w:literal),* $(,)?]) => {
+        Snippet { name: $name, body: $body, want: &[$($w),*] }
+    };
+}
+
+/// The snippets: one or a few instructions each, per recipe family.
+const SNIPPETS: &[Snippet] = &[
+    snip!(
+        "add_s32",
+        "add.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IADD3"]
+    ),
+    snip!(
+        "sub_imm",
+        "sub.s32 %r4, %r1, 5; st.global.u32 [%out], %r4;",
+        ["IADD3"]
+    ),
+    snip!(
+        "add_s64",
+        "add.s64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["IADD3", "IADD3.X"]
+    ),
+    snip!(
+        "sub_u64",
+        "sub.u64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["IADD3", "IADD3.X"]
+    ),
+    snip!(
+        "add_sat_s32",
+        "add.sat.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IADD3", "PLOP3.LUT", "PLOP3.LUT", "SEL", "SEL"]
+    ),
+    snip!(
+        "sub_sat_s32",
+        "sub.sat.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IADD3", "PLOP3.LUT", "PLOP3.LUT", "SEL", "SEL"]
+    ),
+    snip!(
+        "add_cc_chain",
+        "add.cc.u32 %r4, %r1, %r2; addc.cc.u32 %r5, %r2, %r3; addc.u32 %r6, %r3, %r1; st.global.u32 [%out], %r4; st.global.u32 [%out+4], %r5; st.global.u32 [%out+8], %r6;",
+        ["IADD3", "IADD3.X", "IADD3.X"]
+    ),
+    snip!(
+        "sub_cc_chain",
+        "sub.cc.u32 %r4, %r1, %r2; subc.cc.u32 %r5, %r2, %r3; subc.u32 %r6, %r3, %r1; st.global.u32 [%out], %r4; st.global.u32 [%out+4], %r5; st.global.u32 [%out+8], %r6;",
+        ["IADD3", "IADD3.X", "IADD3.X"]
+    ),
+    snip!(
+        "mad_cc_chain",
+        "mad.lo.cc.u32 %r4, %r1, %r2, %r3; madc.lo.cc.u32 %r5, %r1, %r3, %r2; madc.lo.u32 %r6, %r2, %r3, %r1; st.global.u32 [%out], %r4; st.global.u32 [%out+4], %r5; st.global.u32 [%out+8], %r6;",
+        ["IMAD", "IADD3", "IMAD", "IADD3.X", "IMAD", "IADD3.X"]
+    ),
+    snip!(
+        "mul_lo_s32",
+        "mul.lo.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IMAD"]
+    ),
+    snip!(
+        "mul_hi_u32",
+        "mul.hi.u32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IMAD.HI.U32"]
+    ),
+    snip!(
+        "mul_hi_s32",
+        "mul.hi.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["IMAD.HI"]
+    ),
+    snip!(
+        "mul_wide_s32",
+        "mul.wide.s32 %rd4, %r1, %r2; st.global.u64 [%out], %rd4;",
+        ["IMAD.WIDE"]
+    ),
+    snip!(
+        "mul_wide_u32_imm",
+        "mul.wide.u32 %rd4, %r1, 12; st.global.u64 [%out], %rd4;",
+        ["IMAD.WIDE.U32"]
+    ),
+    snip!(
+        "mad_wide_u32",
+        "mad.wide.u32 %rd4, %r1, %r2, %rd1; st.global.u64 [%out], %rd4;",
+        ["IMAD.WIDE.U32"]
+    ),
+    snip!(
+        "mad_lo_s32",
+        "mad.lo.s32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["IMAD"]
+    ),
+    snip!(
+        "mad_hi_s32",
+        "mad.hi.s32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["IMAD.HI", "IADD3"]
+    ),
+    snip!(
+        "mul_lo_u64",
+        "mul.lo.u64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["IMAD", "IMAD", "IMAD.WIDE.U32", "MOV", "IADD3"]
+    ),
+    snip!(
+        "mad_lo_u64",
+        "mad.lo.u64 %rd4, %rd1, %rd2, %rd3; st.global.u64 [%out], %rd4;",
+        ["IMAD", "IMAD", "IMAD.WIDE.U32", "MOV", "IADD3"]
+    ),
+    snip!(
+        "mul_hi_u64",
+        "mul.hi.u64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        [
+            "IMAD.WIDE.U32",
+            "IMAD.WIDE.U32",
+            "IMAD.WIDE.U32",
+            "MOV",
+            "IADD3.X",
+            "IADD3",
+            "IMAD.WIDE.U32.X"
+        ]
+    ),
+    snip!(
+        "mul_hi_s64",
+        "mul.hi.s64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        [
+            "IMAD.WIDE.U32",
+            "IMAD.WIDE.U32",
+            "IMAD.WIDE.U32",
+            "MOV",
+            "IADD3.X",
+            "IADD3",
+            "IMAD.WIDE.U32.X",
+            "ISETP.LT.AND",
+            "IADD3",
+            "IADD3.X",
+            "SEL",
+            "SEL",
+            "ISETP.LT.AND",
+            "IADD3",
+            "IADD3.X",
+            "SEL",
+            "SEL"
+        ]
+    ),
+    snip!(
+        "mul_lo_u16",
+        "mul.lo.u16 %h4, %h1, %h2; st.global.u16 [%out], %h4;",
+        ["IMAD"]
+    ),
+    snip!(
+        "mul_wide_s16",
+        "cvt.u16.u32 %h4, %r1; cvt.u16.u32 %h5, %r2; mul.wide.s16 %r4, %h4, %h5; st.global.u32 [%out], %r4;",
+        ["PRMT", "PRMT", "IMAD"]
+    ),
+    snip!(
+        "mul24_lo_u32",
+        "mul24.lo.u32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["PRMT", "PRMT", "IMAD"]
+    ),
+    snip!(
+        "mul24_hi_s32",
+        "mul24.hi.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["SGXT", "SGXT", "IMAD.WIDE", "SHF.R.U64"]
+    ),
+    snip!(
+        "sad_u32",
+        "sad.u32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["VIMNMX.U32", "VIMNMX.U32", "IADD3"]
+    ),
+    snip!(
+        "min_s32",
+        "min.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["VIMNMX"]
+    ),
+    snip!(
+        "max_u32",
+        "max.u32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["VIMNMX.U32"]
+    ),
+    snip!(
+        "max_imm",
+        "max.s32 %r4, %r1, 5; st.global.u32 [%out], %r4;",
+        ["VIMNMX"]
+    ),
+    snip!(
+        "max_relu",
+        "max.relu.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["VIMNMX.RELU"]
+    ),
+    snip!(
+        "min_u16x2",
+        "min.u16x2 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["VIMNMX.U16x2"]
+    ),
+    snip!(
+        "min_u64",
+        "min.u64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["ISETP.LT.U32.AND", "ISETP.LT.U32.AND.EX", "SEL", "SEL"]
+    ),
+    snip!(
+        "max_s64",
+        "max.s64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["ISETP.GT.U32.AND", "ISETP.GT.AND.EX", "SEL", "SEL"]
+    ),
+    snip!(
+        "abs_s32",
+        "abs.s32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["IABS"]
+    ),
+    snip!(
+        "abs_s64",
+        "abs.s64 %rd4, %rd1; st.global.u64 [%out], %rd4;",
+        ["IADD3", "IADD3.X", "ISETP.LT.AND", "SEL", "SEL"]
+    ),
+    snip!(
+        "neg_s32",
+        "neg.s32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["IADD3"]
+    ),
+    snip!(
+        "neg_s64",
+        "neg.s64 %rd4, %rd1; st.global.u64 [%out], %rd4;",
+        ["IADD3", "MOV", "IADD3.X"]
+    ),
+    snip!(
+        "popc_b32",
+        "popc.b32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["POPC"]
+    ),
+    snip!(
+        "popc_b64",
+        "popc.b64 %r4, %rd1; st.global.u32 [%out], %r4;",
+        ["POPC", "POPC", "IADD3"]
+    ),
+    snip!(
+        "clz_b32",
+        "clz.b32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["FLO.U32", "IADD3"]
+    ),
+    snip!(
+        "clz_b64",
+        "clz.b64 %r4, %rd1; st.global.u32 [%out], %r4;",
+        [
+            "ISETP.NE.U32.AND",
+            "SEL",
+            "FLO.U32",
+            "IADD3",
+            "IADD3",
+            "SEL"
+        ]
+    ),
+    snip!(
+        "bfind_u32",
+        "bfind.u32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["FLO.U32"]
+    ),
+    snip!(
+        "bfind_s32",
+        "bfind.s32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["FLO"]
+    ),
+    snip!(
+        "bfind_shiftamt",
+        "bfind.shiftamt.u32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["FLO.U32.SH"]
+    ),
+    snip!(
+        "brev_b32",
+        "brev.b32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["BREV"]
+    ),
+    snip!(
+        "brev_b64",
+        "brev.b64 %rd4, %rd1; st.global.u64 [%out], %rd4;",
+        ["BREV", "BREV"]
+    ),
+    snip!(
+        "bfe_u32",
+        "bfe.u32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["PRMT", "PRMT", "PRMT", "SHF.R.U32.HI", "SGXT.U32"]
+    ),
+    snip!(
+        "bfe_s32",
+        "bfe.s32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["PRMT", "PRMT", "PRMT", "SHF.R.S32.HI", "SGXT"]
+    ),
+    snip!(
+        "bfe_u32_imm",
+        "bfe.u32 %r4, %r1, 8, 4; st.global.u32 [%out], %r4;",
+        ["SHF.R.U32.HI", "SGXT.U32"]
+    ),
+    snip!(
+        "bfe_s32_imm",
+        "bfe.s32 %r4, %r1, 8, 4; st.global.u32 [%out], %r4;",
+        ["SHF.R.S32.HI", "SGXT"]
+    ),
+    snip!(
+        "bfi_b32",
+        "bfi.b32 %r4, %r1, %r2, %r3, %r3; st.global.u32 [%out], %r4;",
+        ["PRMT", "PRMT", "PRMT", "SHF.L.U32", "BMSK", "LOP3.LUT"]
+    ),
+    snip!(
+        "bfi_b32_imm",
+        "bfi.b32 %r4, %r1, %r2, 8, 4; st.global.u32 [%out], %r4;",
+        ["SHF.L.U32", "LOP3.LUT"]
+    ),
+    snip!(
+        "szext",
+        "szext.wrap.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["SGXT.W"]
+    ),
+    snip!(
+        "bmsk",
+        "bmsk.clamp.b32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["BMSK"]
+    ),
+    snip!(
+        "prmt",
+        "prmt.b32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["PRMT"]
+    ),
+    snip!(
+        "prmt_imm",
+        "prmt.b32 %r4, %r1, %r2, 0x3210; st.global.u32 [%out], %r4;",
+        ["PRMT"]
+    ),
+    snip!(
+        "prmt_f4e",
+        "prmt.b32.f4e %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["PRMT.F4E"]
+    ),
+    snip!(
+        "dp4a",
+        "dp4a.s32.u32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["IDP.4A.S8.U8"]
+    ),
+    snip!(
+        "dp2a",
+        "dp2a.hi.s32.s32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["IDP.2A.HI.S16.S8"]
+    ),
+    snip!(
+        "and_b32",
+        "and.b32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "or_b64",
+        "or.b64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
+        ["LOP3.LUT", "LOP3.LUT"]
+    ),
+    snip!(
+        "xor_imm",
+        "xor.b32 %r4, %r1, 0xff; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "not_b32",
+        "not.b32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "lop3",
+        "lop3.b32 %r4, %r1, %r2, %r3, 0x96; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "shl_b32",
+        "shl.b32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["SHF.L.U32"]
+    ),
+    snip!(
+        "shr_s32",
+        "shr.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["SHF.R.S32.HI"]
+    ),
+    snip!(
+        "shl_b32_imm",
+        "shl.b32 %r4, %r1, 3; st.global.u32 [%out], %r4;",
+        ["SHF.L.U32"]
+    ),
+    snip!(
+        "shl_b64",
+        "shl.b64 %rd4, %rd1, %r2; st.global.u64 [%out], %rd4;",
+        ["SHF.L.U32", "SHF.L.U64.HI"]
+    ),
+    snip!(
+        "shr_u64",
+        "shr.u64 %rd4, %rd1, %r2; st.global.u64 [%out], %rd4;",
+        ["SHF.R.U64", "SHF.R.U32.HI"]
+    ),
+    snip!(
+        "shr_s64",
+        "shr.s64 %rd4, %rd1, %r2; st.global.u64 [%out], %rd4;",
+        ["SHF.R.S64", "SHF.R.S32.HI"]
+    ),
+    snip!(
+        "shr_u64_imm",
+        "shr.u64 %rd4, %rd1, 5; st.global.u64 [%out], %rd4;",
+        ["SHF.R.U64", "SHF.R.U32.HI"]
+    ),
+    snip!(
+        "shr_s64_imm37",
+        "shr.s64 %rd4, %rd1, 37; st.global.u64 [%out], %rd4;",
+        ["SHF.R.S32.HI", "SHF.R.S32.HI"]
+    ),
+    snip!(
+        "shf_l_wrap",
+        "shf.l.wrap.b32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["SHF.L.W.U32.HI"]
+    ),
+    snip!(
+        "shf_r_clamp",
+        "shf.r.clamp.b32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["SHF.R.U32"]
+    ),
+    snip!(
+        "setp_selp",
+        "setp.lt.s32 %p2, %r1, %r2; selp.u32 %r4, %r1, %r2, %p2; st.global.u32 [%out], %r4;",
+        ["ISETP.LT.AND", "SEL"]
+    ),
+    snip!(
+        "setp_u64",
+        "setp.lt.u64 %p2, %rd1, %rd2; selp.u32 %r4, %r1, %r2, %p2; st.global.u32 [%out], %r4;",
+        ["ISETP.LT.U32.AND", "ISETP.LT.U32.AND.EX", "SEL"]
+    ),
+    snip!(
+        "setp_eq_s64",
+        "setp.eq.s64 %p2, %rd1, %rd2; selp.u32 %r4, %r1, %r2, %p2; st.global.u32 [%out], %r4;",
+        ["ISETP.NE.U32.AND", "ISETP.NE.AND.EX", "SEL"]
+    ),
+    snip!(
+        "setp_bool",
+        "setp.lt.and.u32 %p2, %r1, %r2, %p1; selp.u32 %r4, %r1, %r2, %p2; st.global.u32 [%out], %r4;",
+        ["ISETP.NE.U32.AND", "ISETP.LT.U32.AND", "SEL"]
+    ),
+    snip!(
+        "setp_f32",
+        "setp.gtu.f32 %p2, %f1, %f2; selp.f32 %f4, %f1, %f2, %p2; st.global.f32 [%out], %f4;",
+        ["FSETP.GTU.AND", "SEL"]
+    ),
+    snip!(
+        "setp_f64",
+        "setp.ge.f64 %p2, %fd1, %fd2; selp.f64 %fd4, %fd1, %fd2, %p2; st.global.f64 [%out], %fd4;",
+        ["DSETP.GE.AND", "SEL", "SEL"]
+    ),
+    snip!(
+        "set_u32",
+        "set.lt.u32.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["ISETP.LT.AND", "SEL"]
+    ),
+    snip!(
+        "selp_b64_imm",
+        "selp.b64 %rd4, %rd1, 5, %p1; st.global.u64 [%out], %rd4;",
+        ["ISETP.NE.U32.AND", "SEL", "SEL"]
+    ),
+    snip!(
+        "and_pred",
+        "setp.lt.s32 %p2, %r1, %r2; and.pred %p3, %p1, %p2; selp.u32 %r4, %r1, %r2, %p3; st.global.u32 [%out], %r4;",
+        ["ISETP.NE.U32.AND", "ISETP.LT.AND", "PLOP3.LUT", "SEL"]
+    ),
+    snip!(
+        "testp_normal",
+        "testp.normal.f32 %p2, %f1; selp.u32 %r4, %r1, %r2, %p2; st.global.u32 [%out], %r4;",
+        [
+            "LOP3.LUT",
+            "ISETP.GE.U32.AND",
+            "ISETP.GE.U32.AND",
+            "ISETP.EQ.U32.OR",
+            "SEL"
+        ]
+    ),
+    snip!(
+        "add_f32",
+        "add.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["FADD"]
+    ),
+    snip!(
+        "add_rz_ftz_sat",
+        "add.rz.ftz.sat.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["FADD.FTZ.RZ.SAT"]
+    ),
+    snip!(
+        "sub_f32_imm",
+        "sub.f32 %f4, 0f3F800000, %f1; st.global.f32 [%out], %f4;",
+        ["FADD"]
+    ),
+    snip!(
+        "mul_f32_imm",
+        "mul.f32 %f4, %f1, 0f3F000000; st.global.f32 [%out], %f4;",
+        ["FMUL"]
+    ),
+    snip!(
+        "fma_rn_f32",
+        "fma.rn.f32 %f4, %f1, %f2, %f3; st.global.f32 [%out], %f4;",
+        ["FFMA"]
+    ),
+    snip!(
+        "fma_rm_sat",
+        "fma.rm.sat.f32 %f4, %f1, %f2, %f3; st.global.f32 [%out], %f4;",
+        ["FFMA.RM.SAT"]
+    ),
+    snip!(
+        "add_f64",
+        "add.rm.f64 %fd4, %fd1, %fd2; st.global.f64 [%out], %fd4;",
+        ["DADD.RM"]
+    ),
+    snip!(
+        "mul_f64",
+        "mul.rz.f64 %fd4, %fd1, %fd2; st.global.f64 [%out], %fd4;",
+        ["DMUL.RZ"]
+    ),
+    snip!(
+        "fma_f64",
+        "fma.rn.f64 %fd4, %fd1, %fd2, %fd3; st.global.f64 [%out], %fd4;",
+        ["DFMA"]
+    ),
+    snip!(
+        "abs_f32",
+        "abs.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FADD"]
+    ),
+    snip!(
+        "neg_ftz_f32",
+        "neg.ftz.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FADD.FTZ"]
+    ),
+    snip!(
+        "neg_f64",
+        "neg.f64 %fd4, %fd1; st.global.f64 [%out], %fd4;",
+        ["DADD"]
+    ),
+    snip!(
+        "min_f32",
+        "min.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["FMNMX"]
+    ),
+    snip!(
+        "max_nan_f32",
+        "max.NaN.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["FMNMX.NAN"]
+    ),
+    snip!(
+        "copysign_f32",
+        "copysign.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "add_f16",
+        "add.f16 %h4, %h1, %h2; st.global.u16 [%out], %h4;",
+        ["HADD2"]
+    ),
+    snip!(
+        "sub_bf16",
+        "sub.bf16 %h4, %h1, %h2; st.global.u16 [%out], %h4;",
+        ["HADD2.BF16_V2"]
+    ),
+    snip!(
+        "fma_f16",
+        "fma.rn.f16 %h4, %h1, %h2, %h3; st.global.u16 [%out], %h4;",
+        ["HFMA2"]
+    ),
+    snip!(
+        "max_f16",
+        "max.f16 %h4, %h1, %h2; st.global.u16 [%out], %h4;",
+        ["HMNMX2"]
+    ),
+    snip!(
+        "min_nan_f16",
+        "min.NaN.f16 %h4, %h1, %h2; st.global.u16 [%out], %h4;",
+        ["HMNMX2.NAN"]
+    ),
+    snip!(
+        "max_bf16x2",
+        "max.bf16x2 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        ["HMNMX2.BF16_V2"]
+    ),
+    snip!(
+        "sin",
+        "sin.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FMUL.RZ", "MUFU.SIN"]
+    ),
+    snip!(
+        "cos",
+        "cos.approx.ftz.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FMUL.RZ", "MUFU.COS"]
+    ),
+    snip!(
+        "ex2",
+        "ex2.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.EX2", "MOV", "FMUL"]
+    ),
+    snip!(
+        "ex2_ftz",
+        "ex2.approx.ftz.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["MUFU.EX2"]
+    ),
+    snip!(
+        "lg2",
+        "lg2.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.LG2", "MOV", "FADD"]
+    ),
+    snip!(
+        "tanh",
+        "tanh.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["MUFU.TANH"]
+    ),
+    snip!(
+        "ex2_f16",
+        "ex2.approx.f16 %h4, %h1; st.global.u16 [%out], %h4;",
+        ["MUFU.EX2.F16"]
+    ),
+    snip!(
+        "rcp_approx",
+        "rcp.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        [
+            "MOV",
+            "FSETP.GEU.AND",
+            "FSETP.GT.AND",
+            "FSEL",
+            "FSEL",
+            "FMUL",
+            "MUFU.RCP",
+            "FMUL"
+        ]
+    ),
+    snip!(
+        "rcp_approx_ftz",
+        "rcp.approx.ftz.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["MUFU.RCP"]
+    ),
+    snip!(
+        "sqrt_approx",
+        "sqrt.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.SQRT", "MOV", "FMUL"]
+    ),
+    snip!(
+        "rsqrt_approx",
+        "rsqrt.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.RSQ", "MOV", "FMUL"]
+    ),
+    snip!(
+        "rcp_approx_ftz_f64",
+        "rcp.approx.ftz.f64 %fd4, %fd1; st.global.f64 [%out], %fd4;",
+        ["MOV", "MUFU.RCP64H"]
+    ),
+    snip!(
+        "div_approx",
+        "div.approx.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        [
+            "FSETP.GEU.AND",
+            "MOV",
+            "FMUL",
+            "MOV",
+            "FMUL",
+            "MUFU.RCP",
+            "FMUL"
+        ]
+    ),
+    snip!(
+        "div_approx_ftz",
+        "div.approx.ftz.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        ["MUFU.RCP", "FMUL.FTZ"]
+    ),
+    snip!(
+        "div_full",
+        "div.full.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        [
+            "FSETP.GT.AND",
+            "MOV",
+            "FMUL",
+            "MOV",
+            "FMUL",
+            "FSETP.GEU.AND",
+            "MOV",
+            "FMUL",
+            "MOV",
+            "FMUL",
+            "MUFU.RCP",
+            "FMUL"
+        ]
+    ),
+    snip!(
+        "div_full_ftz",
+        "div.full.ftz.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+        [
+            "FSETP.GT.FTZ.AND",
+            "MOV",
+            "FMUL.FTZ",
+            "MOV",
+            "FMUL.FTZ",
+            "MUFU.RCP",
+            "FMUL.FTZ"
+        ]
+    ),
+    snip!(
+        "div_u32",
+        "div.u32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        [
+            "I2F.U32.RP",
+            "IADD3",
+            "ISETP.NE.U32.AND",
+            "MUFU.RCP",
+            "IADD3",
+            "F2I.FTZ.U32.TRUNC.NTZ",
+            "IMAD",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD",
+            "ISETP.GE.U32.AND",
+            "MOV",
+            "IADD3",
+            "MOV",
+            "IADD3",
+            "ISETP.GE.U32.AND",
+            "MOV",
+            "IADD3",
+            "LOP3.LUT"
+        ]
+    ),
+    snip!(
+        "div_s32",
+        "div.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        [
+            "IABS",
+            "I2F.RP",
+            "IABS",
+            "IADD3",
+            "LOP3.LUT",
+            "ISETP.GE.AND",
+            "MUFU.RCP",
+            "IADD3",
+            "F2I.FTZ.U32.TRUNC.NTZ",
+            "IMAD",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD.HI.U32",
+            "IMAD",
+            "ISETP.GT.U32.AND",
+            "MOV",
+            "IADD3",
+            "ISETP.NE.AND",
+            "MOV",
+            "IADD3",
+            "ISETP.GE.U32.AND",
+            "MOV",
+            "IADD3",
+            "MOV",
+            "IADD3",
+            "LOP3.LUT"
+        ]
+    ),
+    snip!(
+        "rem_u32",
+        "rem.u32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        [
+            "I2F.U32.RP",
+            "IADD3",
+            "ISETP.NE.U32.AND",
+            "MUFU.RCP",
+            "IADD3",
+            "F2I.FTZ.U32.TRUNC.NTZ",
+            "IMAD",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD",
+            "ISETP.GE.U32.AND",
+            "MOV",
+            "IADD3",
+            "ISETP.GE.U32.AND",
+            "MOV",
+            "IADD3",
+            "LOP3.LUT"
+        ]
+    ),
+    snip!(
+        "rem_s32",
+        "rem.s32 %r4, %r1, %r2; st.global.u32 [%out], %r4;",
+        [
+            "IABS",
+            "I2F.RP",
+            "IABS",
+            "IADD3",
+            "ISETP.GE.AND",
+            "MUFU.RCP",
+            "IADD3",
+            "F2I.FTZ.U32.TRUNC.NTZ",
+            "IMAD",
+            "IMAD.HI.U32",
+            "IADD3",
+            "IMAD.HI.U32",
+            "IMAD",
+            "ISETP.GT.U32.AND",
+            "MOV",
+            "IADD3",
+            "ISETP.NE.AND",
+            "ISETP.GT.U32.AND",
+            "MOV",
+            "IADD3",
+            "MOV",
+            "IADD3",
+            "LOP3.LUT"
+        ]
+    ),
+    snip!(
+        "cvt_u64_u32",
+        "cvt.u64.u32 %rd4, %r1; st.global.u64 [%out], %rd4;",
+        ["MOV", "MOV"]
+    ),
+    snip!(
+        "cvt_s64_s32",
+        "cvt.s64.s32 %rd4, %r1; st.global.u64 [%out], %rd4;",
+        ["SHF.R.S32.HI", "MOV"]
+    ),
+    snip!(
+        "cvt_u32_u16",
+        "cvt.u16.u32 %h4, %r1; cvt.u32.u16 %r4, %h4; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "cvt_s32_s8",
+        "cvt.s32.s8 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["PRMT"]
+    ),
+    snip!(
+        "cvt_u8_u32",
+        "cvt.u8.u32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["LOP3.LUT"]
+    ),
+    snip!(
+        "cvt_sat_u32_s32",
+        "cvt.sat.u32.s32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["VIMNMX"]
+    ),
+    snip!(
+        "cvt_sat_u16_u32",
+        "cvt.sat.u16.u32 %r4, %r1; st.global.u32 [%out], %r4;",
+        ["VIMNMX.U32"]
+    ),
+    snip!(
+        "cvt_rn_f32_s32",
+        "cvt.rn.f32.s32 %f4, %r1; st.global.f32 [%out], %f4;",
+        ["I2FP.F32.S32"]
+    ),
+    snip!(
+        "cvt_rz_f32_u32",
+        "cvt.rz.f32.u32 %f4, %r1; st.global.f32 [%out], %f4;",
+        ["I2F.U32.RZ"]
+    ),
+    snip!(
+        "cvt_rn_f32_s64",
+        "cvt.rn.f32.s64 %f4, %rd1; st.global.f32 [%out], %f4;",
+        ["I2F.S64"]
+    ),
+    snip!(
+        "cvt_f64_s32",
+        "cvt.rn.f64.s32 %fd4, %r1; st.global.f64 [%out], %fd4;",
+        ["I2F.F64"]
+    ),
+    snip!(
+        "cvt_f64_u64",
+        "cvt.rn.f64.u64 %fd4, %rd1; st.global.f64 [%out], %fd4;",
+        ["I2F.F64.U64"]
+    ),
+    snip!(
+        "cvt_rzi_s32_f32",
+        "cvt.rzi.s32.f32 %r4, %f1; st.global.u32 [%out], %r4;",
+        ["F2I.TRUNC.NTZ"]
+    ),
+    snip!(
+        "cvt_rni_u16_f32",
+        "cvt.rni.u16.f32 %h4, %f1; st.global.u16 [%out], %h4;",
+        ["F2I.U16.NTZ"]
+    ),
+    snip!(
+        "cvt_rpi_ftz",
+        "cvt.rpi.ftz.s32.f32 %r4, %f1; st.global.u32 [%out], %r4;",
+        ["F2I.FTZ.CEIL.NTZ"]
+    ),
+    snip!(
+        "cvt_rzi_s64_f32",
+        "cvt.rzi.s64.f32 %rd4, %f1; st.global.u64 [%out], %rd4;",
+        ["F2I.S64.TRUNC"]
+    ),
+    snip!(
+        "cvt_rzi_u64_f64",
+        "cvt.rzi.u64.f64 %rd4, %fd1; st.global.u64 [%out], %rd4;",
+        ["F2I.U64.F64.TRUNC"]
+    ),
+    snip!(
+        "cvt_rmi_u32_f64",
+        "cvt.rmi.u32.f64 %r4, %fd1; st.global.u32 [%out], %r4;",
+        ["F2I.U32.F64.FLOOR"]
+    ),
+    snip!(
+        "cvt_f64_f32",
+        "cvt.f64.f32 %fd4, %f1; st.global.f64 [%out], %fd4;",
+        ["F2F.F64.F32"]
+    ),
+    snip!(
+        "cvt_f32_f64",
+        "cvt.rn.f32.f64 %f4, %fd1; st.global.f32 [%out], %f4;",
+        ["F2F.F32.F64"]
+    ),
+    snip!(
+        "cvt_rni_f32",
+        "cvt.rni.f32.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FRND"]
+    ),
+    snip!(
+        "cvt_rzi_ftz_f32",
+        "cvt.rzi.ftz.f32.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FRND.FTZ.TRUNC"]
+    ),
+    snip!(
+        "cvt_sat_f32",
+        "cvt.sat.f32.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+        ["FADD.SAT"]
+    ),
+    snip!(
+        "cvt_f32_f16",
+        "cvt.f32.f16 %f4, %h1; st.global.f32 [%out], %f4;",
+        ["HADD2.F32"]
+    ),
+    snip!(
+        "cvt_f32_bf16",
+        "cvt.f32.bf16 %f4, %h1; st.global.f32 [%out], %f4;",
+        ["SHF.L.U32"]
+    ),
+    snip!(
+        "cvt_f16_f32",
+        "cvt.rn.f16.f32 %h4, %f1; st.global.u16 [%out], %h4;",
+        ["F2FP.F16.F32.PACK_AB"]
+    ),
+    snip!(
+        "cvt_bf16_f32",
+        "cvt.rn.bf16.f32 %h4, %f1; st.global.u16 [%out], %h4;",
+        ["F2FP.BF16.F32.PACK_AB"]
+    ),
+    snip!(
+        "cvt_f16x2",
+        "cvt.rn.f16x2.f32 %r4, %f1, %f2; st.global.u32 [%out], %r4;",
+        ["F2FP.F16.F32.PACK_AB"]
+    ),
+    snip!(
+        "cvt_relu_f16x2",
+        "cvt.rn.relu.f16x2.f32 %r4, %f1, %f2; st.global.u32 [%out], %r4;",
+        ["F2FP.RELU.F16.F32.PACK_AB"]
+    ),
+    snip!(
+        "cvt_e4m3x2",
+        "cvt.rn.satfinite.e4m3x2.f32 %h4, %f1, %f2; st.global.u16 [%out], %h4;",
+        ["F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C"]
+    ),
+    snip!(
+        "cvt_f16x2_e4m3x2",
+        "cvt.rn.f16x2.e4m3x2 %r4, %h1; st.global.u32 [%out], %r4;",
+        ["F2FP.F16.E4M3.UNPACK_B"]
+    ),
+    snip!(
+        "cvt_pack",
+        "cvt.pack.sat.s8.s32.b32 %r4, %r1, %r2, %r3; st.global.u32 [%out], %r4;",
+        ["I2IP.S8.S32.SAT"]
+    ),
+];
+
+#[test]
+fn snippets_match_ptxas() {
+    let mut exact = 0;
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for s in SNIPPETS {
+        let ptx = kernel(s.body);
+        let functions = match compile_text(s.name, &ptx) {
+            Ok(f) => f,
+            Err(e) => {
+                failures.push(format!("{}: {e}", s.name));
+                continue;
+            }
+        };
+        let lines = our_lines(&functions[0]);
+        let ours = opcode_seq(lines.iter().map(String::as_str));
+        if std::env::var_os("ISEL_ARITH_SHOW").is_some() {
+            println!("{}: ptxc {:?}", s.name, ours);
+        }
+        if ours != s.want {
+            failures.push(format!(
+                "{}: ptxc {:?}, expected {:?}",
+                s.name, ours, s.want
+            ));
+        }
+        if let Some(theirs) = ptxas_seq(&ptx) {
+            compared += 1;
+            if theirs == ours {
+                exact += 1;
+            } else if std::env::var_os("ISEL_ARITH_SHOW").is_some() {
+                println!("{}: ptxas {:?}", s.name, theirs);
+            }
+        }
+    }
+    println!(
+        "isel-arith: {exact}/{compared} snippets match ptxas's opcode sequence exactly ({} snippets)",
+        SNIPPETS.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -245,8 +245,10 @@ impl Cx<'_> {
                 x
             }
         };
-        // Extend to the destination register by the destination's signedness.
-        if dn < 32 && dreg > dn {
+        // Extend to the destination register by the destination's signedness (a saturated
+        // value is in the destination's range already).
+        let clamped = sat && (dmin > smin || dmax < smax);
+        if dn < 32 && dreg > dn && !clamped {
             v = self.a_ext(v, dn, dsg);
         }
         let Some(dst) = self.dst(d) else { return false };
