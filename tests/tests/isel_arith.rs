@@ -259,12 +259,13 @@ fn corpus_arithmetic_coverage() {
 // ---------------------------------------------------------------------------------------------
 // Snippets against ptxas
 
+const HEADER: &str = ".version 8.7\n.target sm_90a\n.address_size 64\n";
+
 /// A kernel around a snippet: typed registers loaded from the input buffer, the snippet, and
 /// whatever it stores to the output buffer.
-fn kernel(body: &str) -> String {
+fn kernel_fn(name: &str, body: &str) -> String {
     format!(
-        ".version 8.7\n.target sm_90a\n.address_size 64\n\
-         .visible .entry k(.param .u64 pin, .param .u64 pout)\n{{\n\
+        ".visible .entry k_{name}(.param .u64 pin, .param .u64 pout)\n{{\n\
          .reg .b64 %in, %out;\n.reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n.reg .b16 %h<20>;\n\
          .reg .f32 %f<20>;\n.reg .f64 %fd<20>;\n.reg .pred %p<10>;\n\
          ld.param.u64 %in, [pin];\nld.param.u64 %out, [pout];\n\
@@ -276,6 +277,10 @@ fn kernel(body: &str) -> String {
          setp.ne.u32 %p1, %r3, 0;\n\
          {body}\nret;\n}}\n"
     )
+}
+
+fn kernel(name: &str, body: &str) -> String {
+    format!("{HEADER}{}", kernel_fn(name, body))
 }
 
 /// The mnemonics with modifiers of a listing, without the loads, stores, constant loads and the
@@ -301,30 +306,56 @@ fn opcode_seq<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-/// ptxas's opcode sequence for a snippet kernel (`None` without the reference tools).
-fn ptxas_seq(ptx: &str) -> Option<Vec<String>> {
+/// ptxas's opcode sequence for every snippet, from one module of all the snippet kernels
+/// (one ptxas and one cuobjdump run); empty without the reference tools.
+fn ptxas_seqs(snippets: &[Snippet]) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    let mut ptx = HEADER.to_string();
+    for s in snippets {
+        ptx.push_str(&kernel_fn(s.name, s.body));
+    }
     let dir = tempdir();
-    let path = dir.join("snippet.ptx");
-    std::fs::write(&path, ptx).unwrap();
-    let r = ptxc_tests::ptxas(&path, &[])?;
+    let path = dir.join("snippets.ptx");
+    std::fs::write(&path, &ptx).unwrap();
+    let r = ptxc_tests::ptxas(&path, &[]);
     let _ = std::fs::remove_dir_all(&dir);
-    let cubin = r.cubin?;
-    let sass = ptxc_tests::cuobjdump_sass(&cubin)?;
-    let lines: Vec<String> = sass
-        .lines()
-        .filter_map(|l| {
-            let body = l.trim().strip_prefix("/*")?.split_once("*/")?.1.trim();
+    let Some(cubin) = r.and_then(|r| r.cubin) else {
+        return out;
+    };
+    let Some(sass) = ptxc_tests::cuobjdump_sass(&cubin) else {
+        return out;
+    };
+    let mut cur: Option<String> = None;
+    let mut lines: Vec<String> = Vec::new();
+    let mut flush = |cur: &Option<String>, lines: &mut Vec<String>| {
+        if let Some(name) = cur {
+            out.insert(name.clone(), opcode_seq(lines.iter().map(String::as_str)));
+        }
+        lines.clear();
+    };
+    for l in sass.lines() {
+        if let Some(name) = l.trim().strip_prefix("Function : k_") {
+            flush(&cur, &mut lines);
+            cur = Some(name.trim().to_string());
+            continue;
+        }
+        if let Some(body) = l.trim().strip_prefix("/*").and_then(|x| x.split_once("*/")) {
             let body = body
+                .1
+                .trim()
                 .split("/*")
                 .next()
                 .unwrap_or("")
                 .trim()
                 .trim_end_matches(';')
                 .trim();
-            (!body.is_empty()).then(|| body.to_string())
-        })
-        .collect();
-    Some(opcode_seq(lines.iter().map(String::as_str)))
+            if !body.is_empty() {
+                lines.push(body.to_string());
+            }
+        }
+    }
+    flush(&cur, &mut lines);
+    out
 }
 
 struct Snippet {
@@ -1304,8 +1335,9 @@ fn snippets_match_ptxas() {
     let mut exact = 0;
     let mut compared = 0;
     let mut failures = Vec::new();
+    let reference = ptxas_seqs(SNIPPETS);
     for s in SNIPPETS {
-        let ptx = kernel(s.body);
+        let ptx = kernel(s.name, s.body);
         let functions = match compile_text(s.name, &ptx) {
             Ok(f) => f,
             Err(e) => {
@@ -1324,9 +1356,9 @@ fn snippets_match_ptxas() {
                 s.name, ours, s.want
             ));
         }
-        if let Some(theirs) = ptxas_seq(&ptx) {
+        if let Some(theirs) = reference.get(s.name) {
             compared += 1;
-            if theirs == ours {
+            if *theirs == ours {
                 exact += 1;
             } else if std::env::var_os("ISEL_ARITH_SHOW").is_some() {
                 println!("{}: ptxas {:?}", s.name, theirs);
