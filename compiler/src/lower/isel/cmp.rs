@@ -112,19 +112,25 @@ impl<'f> CmpSpec<'f> {
 
 impl Cx<'_> {
     /// Compares `a` and `b` of type `t`: returns `(p, q)` with `p = (a rel b) BOP c` and
-    /// `q = !(a rel b) BOP c` (for f16x2/bf16x2: the low and high halves' results). `None`: the
-    /// type or relation is not supported.
-    pub(super) fn a_compare(
+    /// `q = !(a rel b) BOP c` (for f16x2/bf16x2: the low and high halves' results). Without
+    /// `want_q` the second output is PT (predicates are scarce) and q must not be used. `None`:
+    /// the type or relation is not supported.
+    pub(super) fn a_compare2(
         &mut self,
         t: Ty,
         spec: &CmpSpec<'_>,
         c: Operand,
         va: Val,
         vb: Val,
+        want_q: bool,
     ) -> Option<(Reg, Reg)> {
         let bop = spec.bop;
         let p = self.a_tmpp();
-        let q = self.a_tmpp();
+        let q = if want_q {
+            self.a_tmpp()
+        } else {
+            Reg::phys(PReg::PT)
+        };
         if t.is_integer_like() {
             if spec.ftz {
                 return None;
@@ -329,7 +335,8 @@ impl Cx<'_> {
             return false;
         };
         let x2 = t.name.ends_with("x2") && t.is_float();
-        let Some((p, q)) = self.a_compare(*t, &spec, c, va, vb) else {
+        let pair = matches!(ops[0], ast::Operand::Pair(..));
+        let Some((p, q)) = self.a_compare2(*t, &spec, c, va, vb, pair) else {
             return false;
         };
         match &ops[0] {
@@ -415,7 +422,7 @@ impl Cx<'_> {
             self.commit(dst);
             return true;
         }
-        let Some((p, _)) = self.a_compare(*st, &spec, c, va, vb) else {
+        let Some((p, _)) = self.a_compare2(*st, &spec, c, va, vb, false) else {
             return false;
         };
         let one = match dt.name {
@@ -575,7 +582,7 @@ impl Cx<'_> {
                         bop: "AND",
                         ftz: false,
                     };
-                    cx.a_compare(u64t, &spec, pt(), tv, Val::Imm(k))
+                    cx.a_compare2(u64t, &spec, pt(), tv, Val::Imm(k), false)
                         .map(|x| x.0)
                 };
                 const INF: i64 = 0x7ff0_0000_0000_0000;

@@ -196,9 +196,14 @@ impl Cx<'_> {
                         bop: "AND",
                         ftz: false,
                     };
-                    let Some((p, _)) =
-                        self.a_compare(u64t, &spec, pt(), Val::Reg(r), Val::Imm(dmax as i64))
-                    else {
+                    let Some((p, _)) = self.a_compare2(
+                        u64t,
+                        &spec,
+                        pt(),
+                        Val::Reg(r),
+                        Val::Imm(dmax as i64),
+                        false,
+                    ) else {
                         return false;
                     };
                     cur = self.a_sel(im((dmax as i64) & 0xffff_ffff), u(cur), u(p));
@@ -209,9 +214,14 @@ impl Cx<'_> {
                         bop: "AND",
                         ftz: false,
                     };
-                    let Some((p, _)) =
-                        self.a_compare(u64t, &spec, pt(), Val::Reg(r), Val::Imm(dmin as i64))
-                    else {
+                    let Some((p, _)) = self.a_compare2(
+                        u64t,
+                        &spec,
+                        pt(),
+                        Val::Reg(r),
+                        Val::Imm(dmin as i64),
+                        false,
+                    ) else {
                         return false;
                     };
                     cur = self.a_sel(im((dmin as i64) & 0xffff_ffff), u(cur), u(p));
