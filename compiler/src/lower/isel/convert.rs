@@ -167,7 +167,7 @@ impl Cx<'_> {
                 lo = Val::Reg(self.a_mk("VIMNMX", &[], vec![u(r), rz(), npt()]));
             }
             let lo = self.a_reg(lo);
-            if ssg && !(sat && !dsg) {
+            if ssg && (!sat || dsg) {
                 self.a_fin_w(
                     &dst,
                     1,
