@@ -113,8 +113,7 @@ fn each_file_disassembles() {
                         e.lines().next().unwrap_or("")
                     );
                     let addr = e.split("address 0x").nth(1).and_then(|s| {
-                        usize::from_str_radix(s.split_whitespace().next().unwrap_or(""), 16)
-                            .ok()
+                        usize::from_str_radix(s.split_whitespace().next().unwrap_or(""), 16).ok()
                     });
                     if let Some(a) = addr {
                         println!("    at: {}", ours.get(a / 16).map_or("?", String::as_str));
