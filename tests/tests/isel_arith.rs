@@ -1416,3 +1416,777 @@ fn ieee_div_sqrt_paths() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A small SASS interpreter, to run what the recipes emit on many inputs and compare the results
+// with Rust's arithmetic. It knows the integer instructions (and the few float conversions the
+// integer division uses) with the semantics ptxas's own code relies on; MUFU.RCP is modelled as
+// the correctly rounded reciprocal, optionally one ulp off (the hardware is within one ulp).
+
+mod sim {
+    use ptxc::target::sm90a::{Instr, MemPrefix, MemTerm, Operand, OperandKind, RegFile};
+    use std::collections::HashMap;
+
+    pub struct Machine {
+        pub r: [u32; 256],
+        pub p: [bool; 8],
+        pub ur: [u32; 64],
+        pub cbank: HashMap<i64, u32>,
+        pub mem: HashMap<u64, u8>,
+        /// Added to every MUFU.RCP result's bits (−1, 0, 1).
+        pub rcp_ulp: i32,
+    }
+
+    impl Machine {
+        pub fn new() -> Machine {
+            Machine {
+                r: [0; 256],
+                p: [false; 8],
+                ur: [0; 64],
+                cbank: HashMap::new(),
+                mem: HashMap::new(),
+                rcp_ulp: 0,
+            }
+        }
+
+        fn reg(&self, o: &Operand, w: u8) -> u32 {
+            match &o.kind {
+                OperandKind::Reg(r) => match r.file {
+                    RegFile::Gpr if r.num == 255 => 0,
+                    RegFile::Gpr => self.r[(r.num + w) as usize],
+                    RegFile::Ugpr if r.num == 63 => 0,
+                    RegFile::Ugpr => self.ur[(r.num + w) as usize],
+                    _ => panic!("not a register: {o:?}"),
+                },
+                OperandKind::Int(v) => {
+                    if w == 0 {
+                        *v as u32
+                    } else {
+                        0
+                    }
+                }
+                OperandKind::FloatBits(ptxc::target::sm90a::FloatFmt::F64Hi, b) => {
+                    if w == 0 {
+                        0
+                    } else {
+                        *b as u32
+                    }
+                }
+                OperandKind::FloatBits(_, b) => *b as u32,
+                OperandKind::CBank(c) => self.cbank[&(c.offset + 4 * i64::from(w))],
+                _ => panic!("unsupported operand {o:?}"),
+            }
+        }
+
+        /// A 32-bit source with `~` applied (and `-` as two's complement when `neg_int`).
+        fn s32(&self, o: &Operand) -> u32 {
+            let mut v = self.reg(o, 0);
+            if o.not {
+                v = !v;
+            }
+            if o.neg {
+                v = v.wrapping_neg();
+            }
+            v
+        }
+
+        fn s64(&self, o: &Operand) -> u64 {
+            u64::from(self.reg(o, 0)) | (u64::from(self.reg(o, 1)) << 32)
+        }
+
+        fn pred(&self, o: &Operand) -> bool {
+            let OperandKind::Reg(r) = &o.kind else {
+                panic!("not a predicate: {o:?}")
+            };
+            let v = if r.num == 7 {
+                true
+            } else {
+                self.p[r.num as usize]
+            };
+            v != o.not
+        }
+
+        fn set_r(&mut self, o: &Operand, w: u8, v: u32) {
+            if let OperandKind::Reg(r) = &o.kind {
+                match r.file {
+                    RegFile::Gpr if r.num != 255 => self.r[(r.num + w) as usize] = v,
+                    RegFile::Ugpr if r.num != 63 => self.ur[(r.num + w) as usize] = v,
+                    _ => {}
+                }
+            }
+        }
+
+        fn set_p(&mut self, o: &Operand, v: bool) {
+            if let OperandKind::Reg(r) = &o.kind
+                && r.file == RegFile::Pred
+                && r.num != 7
+            {
+                self.p[r.num as usize] = v;
+            }
+        }
+
+        fn addr(&self, o: &Operand) -> u64 {
+            let OperandKind::Mem(m) = &o.kind else {
+                panic!("not memory: {o:?}")
+            };
+            let _ = matches!(m.prefix, MemPrefix::Desc(_));
+            let mut a = 0u64;
+            for t in &m.terms {
+                match t {
+                    MemTerm::Reg(r, sfx) => {
+                        let op = Operand::new(OperandKind::Reg(*r));
+                        a = a.wrapping_add(if *sfx == Some("64") {
+                            self.s64(&op)
+                        } else {
+                            u64::from(self.reg(&op, 0))
+                        });
+                    }
+                    MemTerm::Imm(v) => a = a.wrapping_add(*v as u64),
+                }
+            }
+            a
+        }
+
+        pub fn load(&self, a: u64, n: usize) -> u64 {
+            (0..n).fold(0u64, |acc, i| {
+                acc | (u64::from(*self.mem.get(&(a + i as u64)).unwrap_or(&0)) << (8 * i))
+            })
+        }
+
+        pub fn store(&mut self, a: u64, n: usize, v: u64) {
+            for i in 0..n {
+                self.mem.insert(a + i as u64, (v >> (8 * i)) as u8);
+            }
+        }
+
+        /// Runs from the first instruction to EXIT.
+        pub fn run(&mut self, code: &[Instr]) -> Result<(), String> {
+            let mut pc = 0usize;
+            let mut steps = 0;
+            while pc < code.len() {
+                steps += 1;
+                if steps > 100_000 {
+                    return Err("no EXIT".into());
+                }
+                let i = &code[pc];
+                pc += 1;
+                let g = &i.guard;
+                let gv = if g.pred.num == 7 {
+                    true
+                } else {
+                    self.p[g.pred.num as usize]
+                } != g.neg;
+                if !gv {
+                    continue;
+                }
+                if i.mnemonic == "EXIT" {
+                    return Ok(());
+                }
+                if i.mnemonic == "BRA" {
+                    let OperandKind::Int(t) = i.operands.last().unwrap().kind else {
+                        return Err("BRA".into());
+                    };
+                    pc = (t as u64 / 16) as usize;
+                    continue;
+                }
+                self.exec(i).map_err(|e| format!("{i}: {e}"))?;
+                if std::env::var_os("ISEL_ARITH_TRACE").is_some() {
+                    let vals: Vec<String> = i
+                        .operands
+                        .iter()
+                        .take(2)
+                        .map(|o| match &o.kind {
+                            OperandKind::Reg(r) if r.file == RegFile::Gpr && r.num < 255 => {
+                                format!("R{}={:#x}", r.num, self.r[r.num as usize])
+                            }
+                            OperandKind::Reg(r) if r.file == RegFile::Pred && r.num < 7 => {
+                                format!("P{}={}", r.num, self.p[r.num as usize])
+                            }
+                            _ => String::new(),
+                        })
+                        .collect();
+                    eprintln!("{i}    {}", vals.join(" "));
+                }
+            }
+            Err("fell off the end".into())
+        }
+
+        fn exec(&mut self, i: &Instr) -> Result<(), String> {
+            let o = &i.operands;
+            let m = |s: &str| i.mods.contains(&s);
+            match i.mnemonic {
+                "NOP" => {}
+                "MOV" | "UMOV" => {
+                    let v = self.reg(&o[1], 0);
+                    self.set_r(&o[0], 0, v);
+                }
+                "LDC" | "ULDC" => {
+                    let n: u8 = if m("64") { 2 } else { 1 };
+                    for w in 0..n {
+                        let v = self.reg(&o[1], w);
+                        self.set_r(&o[0], w, v);
+                    }
+                }
+                "LDG" | "STG" => {
+                    let n: usize = if m("64") {
+                        8
+                    } else if m("U16") || m("S16") {
+                        2
+                    } else if m("U8") || m("S8") {
+                        1
+                    } else if m("128") {
+                        16
+                    } else {
+                        4
+                    };
+                    if i.mnemonic == "LDG" {
+                        let a = self.addr(&o[1]);
+                        for w in 0..n.div_ceil(4) {
+                            let v = self.load(a + 4 * w as u64, n.min(4)) as u32;
+                            self.set_r(&o[0], w as u8, v);
+                        }
+                    } else {
+                        let a = self.addr(&o[0]);
+                        for w in 0..n.div_ceil(4) {
+                            let v = self.reg(&o[1], w as u8);
+                            self.store(a + 4 * w as u64, n.min(4), u64::from(v));
+                        }
+                    }
+                }
+                "IADD3" => {
+                    // IADD3 d, [P, [P]], a, b, c [, Pin, Pin2] (.X: carries in)
+                    let defs = o
+                        .iter()
+                        .skip(1)
+                        .take_while(
+                            |x| matches!(&x.kind, OperandKind::Reg(r) if r.file == RegFile::Pred),
+                        )
+                        .count();
+                    let s = &o[1 + defs..];
+                    // `-x` is `~x + 1` inside the sum, so it carries like a subtraction.
+                    let term = |x: &Operand, me: &Self| {
+                        let v = me.reg(x, 0);
+                        if x.neg {
+                            u64::from(!v) + 1
+                        } else if x.not {
+                            u64::from(!v)
+                        } else {
+                            u64::from(v)
+                        }
+                    };
+                    let mut sum = term(&s[0], self) + term(&s[1], self) + term(&s[2], self);
+                    if m("X") {
+                        sum += u64::from(self.pred(&s[3])) + u64::from(self.pred(&s[4]));
+                    }
+                    self.set_r(&o[0], 0, sum as u32);
+                    if defs >= 1 {
+                        self.set_p(&o[1], sum >> 32 & 1 == 1);
+                    }
+                    if defs >= 2 {
+                        self.set_p(&o[2], sum >> 33 & 1 == 1);
+                    }
+                }
+                "IMAD" => {
+                    let wide = m("WIDE");
+                    let hi = m("HI");
+                    let has_p = wide || hi;
+                    let pd = has_p
+                        && matches!(&o[1].kind, OperandKind::Reg(r) if r.file == RegFile::Pred);
+                    let s = &o[if pd { 2 } else { 1 }..];
+                    let sg = !m("U32");
+                    let (a, b) = (self.reg(&s[0], 0), self.s32(&s[1]));
+                    let prod: i128 = if sg && (wide || hi) {
+                        i128::from(a as i32) * i128::from(b as i32)
+                    } else {
+                        i128::from(a) * i128::from(b)
+                    };
+                    let c: i128 = if wide || hi {
+                        let c = self.s64(&s[2]);
+                        let c = if s[2].neg {
+                            c.wrapping_neg()
+                        } else if s[2].not {
+                            !c
+                        } else {
+                            c
+                        };
+                        if sg && wide {
+                            i128::from(c as i64)
+                        } else {
+                            i128::from(c)
+                        }
+                    } else {
+                        i128::from(self.s32(&s[2]))
+                    };
+                    let mut sum = prod + c;
+                    if m("X") {
+                        sum += i128::from(self.pred(&s[3]));
+                    }
+                    let sum = sum as u128;
+                    if wide {
+                        self.set_r(&o[0], 0, sum as u32);
+                        self.set_r(&o[0], 1, (sum >> 32) as u32);
+                        if pd {
+                            self.set_p(&o[1], (sum >> 64) & 1 == 1);
+                        }
+                    } else if hi {
+                        self.set_r(&o[0], 0, (sum >> 32) as u32);
+                        if pd {
+                            self.set_p(&o[1], (sum >> 64) & 1 == 1);
+                        }
+                    } else {
+                        self.set_r(&o[0], 0, sum as u32);
+                    }
+                }
+                "ISETP" => {
+                    let (a, b) = (self.s32(&o[2]), self.s32(&o[3]));
+                    let c = self.pred(&o[4]);
+                    let sg = !m("U32");
+                    let ex = m("EX");
+                    let (a, b) = if sg {
+                        (i64::from(a as i32), i64::from(b as i32))
+                    } else {
+                        (i64::from(a), i64::from(b))
+                    };
+                    let lo = if ex { self.pred(&o[5]) } else { false };
+                    let r = if ex {
+                        // The high words compare; equal high words defer to the low words' result.
+                        match i.mods[0] {
+                            "EQ" => a == b && lo,
+                            "NE" => a != b || lo,
+                            "LT" => a < b || (a == b && lo),
+                            "GT" => a > b || (a == b && lo),
+                            "LE" => a < b || (a == b && lo),
+                            "GE" => a > b || (a == b && lo),
+                            x => return Err(format!("ISETP.{x}.EX")),
+                        }
+                    } else {
+                        match i.mods[0] {
+                            "EQ" => a == b,
+                            "NE" => a != b,
+                            "LT" => a < b,
+                            "GT" => a > b,
+                            "LE" => a <= b,
+                            "GE" => a >= b,
+                            x => return Err(format!("ISETP.{x}")),
+                        }
+                    };
+                    let bop = |x: bool| {
+                        if m("OR") {
+                            x || c
+                        } else if m("XOR") {
+                            x ^ c
+                        } else {
+                            x && c
+                        }
+                    };
+                    self.set_p(&o[0], bop(r));
+                    self.set_p(&o[1], bop(!r));
+                }
+                "SEL" => {
+                    let v = if self.pred(&o[3]) {
+                        self.s32(&o[1])
+                    } else {
+                        self.s32(&o[2])
+                    };
+                    self.set_r(&o[0], 0, v);
+                }
+                "LOP3" => {
+                    let pd = matches!(&o[0].kind, OperandKind::Reg(r) if r.file == RegFile::Pred);
+                    let s = if pd { &o[1..] } else { &o[..] };
+                    let (a, b, c) = (self.s32(&s[1]), self.s32(&s[2]), self.s32(&s[3]));
+                    let OperandKind::Int(lut) = s[4].kind else {
+                        return Err("LUT".into());
+                    };
+                    let mut v = 0u32;
+                    for k in 0..32 {
+                        let idx = ((a >> k) & 1) << 2 | ((b >> k) & 1) << 1 | ((c >> k) & 1);
+                        v |= (((lut as u32) >> idx) & 1) << k;
+                    }
+                    self.set_r(&s[0], 0, v);
+                    if pd {
+                        self.set_p(&o[0], v != 0);
+                    }
+                }
+                "PLOP3" => {
+                    let sign = o[2].suffix.contains(&"SIGN");
+                    let bit = |x: &Operand, me: &Self| {
+                        if sign {
+                            me.reg(x, 0) >> 31 == 1
+                        } else {
+                            me.pred(x)
+                        }
+                    };
+                    let (a, b, c) = (bit(&o[2], self), bit(&o[3], self), bit(&o[4], self));
+                    let OperandKind::Int(lut) = o[5].kind else {
+                        return Err("LUT".into());
+                    };
+                    let idx = (u32::from(a) << 2) | (u32::from(b) << 1) | u32::from(c);
+                    self.set_p(&o[0], (lut >> idx) & 1 == 1);
+                }
+                "SHF" => {
+                    let (lo, sh, hi) = (self.reg(&o[1], 0), self.s32(&o[2]), self.reg(&o[3], 0));
+                    let wrap = m("W");
+                    let left = m("L");
+                    let sg = m("S32") || m("S64");
+                    let is64 = m("U64") || m("S64");
+                    let amt = if wrap {
+                        sh & 31
+                    } else {
+                        sh.min(if is64 { 64 } else { 32 })
+                    };
+                    let v = (u64::from(hi) << 32) | u64::from(lo);
+                    let r = if left {
+                        let x = if amt >= 64 { 0 } else { v << amt };
+                        if m("HI") { (x >> 32) as u32 } else { x as u32 }
+                    } else {
+                        let x: u64 = if sg {
+                            let sv = if is64 {
+                                v as i64
+                            } else {
+                                i64::from(hi as i32) << 32 | i64::from(lo)
+                            };
+                            (sv >> amt.min(63)) as u64
+                        } else if amt >= 64 {
+                            0
+                        } else if is64 || !m("HI") {
+                            v >> amt
+                        } else {
+                            u64::from(hi) >> amt.min(63)
+                        };
+                        if m("HI") {
+                            if sg {
+                                (i64::from(hi as i32) >> amt.min(63)) as u32
+                            } else {
+                                x as u32
+                            }
+                        } else {
+                            x as u32
+                        }
+                    };
+                    self.set_r(&o[0], 0, r);
+                }
+                "PRMT" => {
+                    if !i.mods.is_empty() {
+                        return Err("PRMT mode".into());
+                    }
+                    let (a, s, c) = (self.reg(&o[1], 0), self.s32(&o[2]), self.reg(&o[3], 0));
+                    let bytes = (u64::from(c) << 32) | u64::from(a);
+                    let mut v = 0u32;
+                    for k in 0..4 {
+                        let sel = (s >> (4 * k)) & 0xf;
+                        let byte = ((bytes >> (8 * (sel & 7))) & 0xff) as u32;
+                        let byte = if sel & 8 != 0 {
+                            if byte & 0x80 != 0 { 0xff } else { 0 }
+                        } else {
+                            byte
+                        };
+                        v |= byte << (8 * k);
+                    }
+                    self.set_r(&o[0], 0, v);
+                }
+                "IABS" => {
+                    let v = (self.s32(&o[1]) as i32).wrapping_abs() as u32;
+                    self.set_r(&o[0], 0, v);
+                }
+                "POPC" => {
+                    let v = self.s32(&o[1]).count_ones();
+                    self.set_r(&o[0], 0, v);
+                }
+                "BREV" => {
+                    let v = self.s32(&o[1]).reverse_bits();
+                    self.set_r(&o[0], 0, v);
+                }
+                "FLO" => {
+                    let x = self.s32(&o[o.len() - 1]);
+                    let x = if !m("U32") && (x as i32) < 0 { !x } else { x };
+                    let pos = if x == 0 {
+                        u32::MAX
+                    } else {
+                        31 - x.leading_zeros()
+                    };
+                    let v = if m("SH") && pos != u32::MAX {
+                        31 - pos
+                    } else {
+                        pos
+                    };
+                    self.set_r(&o[0], 0, v);
+                }
+                "SGXT" => {
+                    let (a, n) = (self.reg(&o[1], 0), self.s32(&o[2]));
+                    let n = if m("W") { n & 31 } else { n.min(32) };
+                    let v = if n == 0 {
+                        0
+                    } else if n >= 32 {
+                        a
+                    } else if m("U32") {
+                        a & ((1u32 << n) - 1)
+                    } else {
+                        (((a << (32 - n)) as i32) >> (32 - n)) as u32
+                    };
+                    self.set_r(&o[0], 0, v);
+                }
+                "BMSK" => {
+                    let (p, n) = (self.reg(&o[1], 0), self.s32(&o[2]));
+                    let (p, n) = if m("W") {
+                        (p & 31, n & 31)
+                    } else {
+                        (p.min(32), n.min(32))
+                    };
+                    let mask = if n >= 32 { u64::MAX } else { (1u64 << n) - 1 };
+                    let v = ((mask << p) & 0xffff_ffff) as u32;
+                    self.set_r(&o[0], 0, v);
+                }
+                "VIMNMX" => {
+                    let (a, b) = (self.reg(&o[1], 0), self.s32(&o[2]));
+                    let min = self.pred(&o[3]);
+                    let v = if m("U32") {
+                        if min { a.min(b) } else { a.max(b) }
+                    } else {
+                        let (a, b) = (a as i32, b as i32);
+                        let r = if min { a.min(b) } else { a.max(b) };
+                        (if m("RELU") { r.max(0) } else { r }) as u32
+                    };
+                    self.set_r(&o[0], 0, v);
+                }
+                "LEA" => {
+                    let (a, b) = (self.s32(&o[1]), self.s32(&o[2]));
+                    let OperandKind::Int(s) = o[3].kind else {
+                        return Err("LEA".into());
+                    };
+                    self.set_r(&o[0], 0, (a << s).wrapping_add(b));
+                }
+                "I2F" => {
+                    let rnd = ["RM", "RP", "RZ"]
+                        .into_iter()
+                        .find(|r| m(r))
+                        .unwrap_or("RN");
+                    let v: f64 = if m("U64") {
+                        return {
+                            let x = self.s64(&o[1]);
+                            self.set_r(&o[0], 0, round_u64(x, false, rnd));
+                            Ok(())
+                        };
+                    } else if m("S64") {
+                        let x = self.s64(&o[1]) as i64;
+                        let r = round_u64(x.unsigned_abs(), x < 0, rnd);
+                        self.set_r(&o[0], 0, r);
+                        return Ok(());
+                    } else if m("U32") {
+                        f64::from(self.reg(&o[1], 0))
+                    } else {
+                        f64::from(self.reg(&o[1], 0) as i32)
+                    };
+                    let r = round_u64(v.abs() as u64, v < 0.0, rnd);
+                    self.set_r(&o[0], 0, r);
+                }
+                "F2I" => {
+                    let x = f32::from_bits(self.reg(&o[1], 0));
+                    let t = if m("TRUNC") {
+                        x.trunc()
+                    } else if m("FLOOR") {
+                        x.floor()
+                    } else if m("CEIL") {
+                        x.ceil()
+                    } else {
+                        x.round_ties_even()
+                    };
+                    if m("U64") {
+                        let v = if x.is_nan() { 0 } else { t as u64 };
+                        self.set_r(&o[0], 0, v as u32);
+                        self.set_r(&o[0], 1, (v >> 32) as u32);
+                    } else if m("U32") {
+                        let v = if x.is_nan() { 0 } else { t as u32 };
+                        self.set_r(&o[0], 0, v);
+                    } else {
+                        let v = if x.is_nan() { 0 } else { t as i32 };
+                        self.set_r(&o[0], 0, v as u32);
+                    }
+                }
+                "MUFU" if m("RCP") => {
+                    let x = f32::from_bits(self.reg(&o[1], 0));
+                    let r = (1.0f64 / f64::from(x)) as f32;
+                    let bits = if r.is_finite() && r != 0.0 {
+                        (r.to_bits() as i64 + i64::from(self.rcp_ulp)) as u32
+                    } else {
+                        r.to_bits()
+                    };
+                    self.set_r(&o[0], 0, bits);
+                }
+                other => return Err(format!("the simulator does not know {other}")),
+            }
+            Ok(())
+        }
+    }
+
+    /// A magnitude (with a sign) rounded to f32 in a mode: the bits.
+    fn round_u64(x: u64, neg: bool, rnd: &str) -> u32 {
+        if x == 0 {
+            return if neg { 0x8000_0000 } else { 0 };
+        }
+        let lz = x.leading_zeros();
+        let e = 63 - lz; // x in [2^e, 2^(e+1))
+        let (mut mant, rest, half) = if e <= 23 {
+            (x << (23 - e), 0u64, false)
+        } else {
+            let sh = e - 23;
+            let rest = x & ((1u64 << sh) - 1);
+            (x >> sh, rest, rest == 1u64 << (sh - 1))
+        };
+        let mut exp = e + 127;
+        let up = match rnd {
+            "RZ" => false,
+            "RP" => rest != 0 && !neg,
+            "RM" => rest != 0 && neg,
+            _ => {
+                let sh = e.saturating_sub(23);
+                rest != 0 && (rest > (1u64 << sh.max(1)) / 2 || (half && mant & 1 == 1))
+            }
+        };
+        if up {
+            mant += 1;
+            if mant == 1 << 24 {
+                mant >>= 1;
+                exp += 1;
+            }
+        }
+        (u32::from(neg) << 31) | (exp << 23) | (mant as u32 & 0x7f_ffff)
+    }
+}
+
+/// Runs a compiled kernel `k(pin, pout)` in the simulator on an input buffer; returns the
+/// output buffer's first `n` bytes.
+fn simulate(
+    f: &ptxc::emit::sass::EncodedFunction,
+    input: &[u8],
+    n: usize,
+    rcp_ulp: i32,
+) -> Result<Vec<u8>, String> {
+    let mut m = sim::Machine::new();
+    m.rcp_ulp = rcp_ulp;
+    let (pin, pout) = (0x1000_0000u64, 0x2000_0000u64);
+    for (off, v) in [(0x210, pin), (0x218, pout), (0x208, 0), (0x28, 0x00ff_0000)] {
+        m.cbank.insert(off, v as u32);
+        m.cbank.insert(off + 4, (v >> 32) as u32);
+    }
+    for (i, b) in input.iter().enumerate() {
+        m.mem.insert(pin + i as u64, *b);
+    }
+    m.run(&f.instrs)?;
+    Ok((0..n).map(|i| m.load(pout + i as u64, 1) as u8).collect())
+}
+
+/// A deterministic stream of test values, edge cases first.
+fn values64(n: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = vec![
+        0,
+        1,
+        2,
+        3,
+        7,
+        10,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        0x1_0000_0000,
+        0x1_0000_0001,
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        (1 << 63) - 1,
+        0xdead_beef_1234_5678,
+        1 << 52,
+        12345678901234,
+    ];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while v.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Mix magnitudes: shift right by a varying amount.
+        v.push(x >> (x % 61));
+    }
+    v
+}
+
+#[test]
+fn integer_division_is_exact_in_the_simulator() {
+    let ptx = kernel(
+        "idiv",
+        "div.u64 %rd4, %rd1, %rd2; rem.u64 %rd5, %rd1, %rd2; div.s64 %rd6, %rd1, %rd2; rem.s64 %rd7, %rd1, %rd2;\
+         div.u32 %r4, %r1, %r2; rem.u32 %r5, %r1, %r2; div.s32 %r6, %r1, %r2; rem.s32 %r7, %r1, %r2;\
+         mul.hi.u64 %rd8, %rd1, %rd2; mul.hi.s64 %rd9, %rd1, %rd2; mul.lo.u64 %rd10, %rd1, %rd2;\
+         st.global.u64 [%out], %rd4; st.global.u64 [%out+8], %rd5; st.global.u64 [%out+16], %rd6; st.global.u64 [%out+24], %rd7;\
+         st.global.u32 [%out+32], %r4; st.global.u32 [%out+36], %r5; st.global.u32 [%out+40], %r6; st.global.u32 [%out+44], %r7;\
+         st.global.u64 [%out+48], %rd8; st.global.u64 [%out+56], %rd9; st.global.u64 [%out+64], %rd10;",
+    );
+    let f = compile_text("idiv", &ptx).unwrap();
+    let vals = values64(60);
+    let mut checked = 0;
+    for (k, &a) in vals.iter().enumerate() {
+        for &b in vals.iter().skip(k % 7).step_by(3) {
+            let (a32, b32) = (
+                a as u32 ^ (b >> 40) as u32,
+                b as u32 | ((a >> 50) as u32 & 1),
+            );
+            let mut input = vec![0u8; 88];
+            input[0..4].copy_from_slice(&a32.to_le_bytes());
+            input[4..8].copy_from_slice(&b32.to_le_bytes());
+            input[8..12].copy_from_slice(&1u32.to_le_bytes());
+            input[16..24].copy_from_slice(&a.to_le_bytes());
+            input[24..32].copy_from_slice(&b.to_le_bytes());
+            for ulp in [0, -1, 1] {
+                let out = simulate(&f[0], &input, 72, ulp).unwrap();
+                let g64 = |o: usize| u64::from_le_bytes(out[o..o + 8].try_into().unwrap());
+                let g32 = |o: usize| u32::from_le_bytes(out[o..o + 4].try_into().unwrap());
+                let ctx = format!("a={a:#x} b={b:#x} a32={a32:#x} b32={b32:#x} ulp={ulp}");
+                if b != 0 {
+                    assert_eq!(g64(0), a / b, "div.u64 {ctx}");
+                    assert_eq!(g64(8), a % b, "rem.u64 {ctx}");
+                    let (sa, sb) = (a as i64, b as i64);
+                    if !(sa == i64::MIN && sb == -1) {
+                        assert_eq!(g64(16) as i64, sa / sb, "div.s64 {ctx}");
+                        assert_eq!(g64(24) as i64, sa % sb, "rem.s64 {ctx}");
+                    }
+                } else {
+                    assert_eq!(g64(0), u64::MAX, "div.u64 by 0 {ctx}");
+                }
+                if b32 != 0 {
+                    assert_eq!(g32(32), a32 / b32, "div.u32 {ctx}");
+                    assert_eq!(g32(36), a32 % b32, "rem.u32 {ctx}");
+                    let (sa, sb) = (a32 as i32, b32 as i32);
+                    if !(sa == i32::MIN && sb == -1) {
+                        assert_eq!(g32(40) as i32, sa / sb, "div.s32 {ctx}");
+                        assert_eq!(g32(44) as i32, sa % sb, "rem.s32 {ctx}");
+                    }
+                }
+                assert_eq!(
+                    g64(48),
+                    ((u128::from(a) * u128::from(b)) >> 64) as u64,
+                    "mul.hi.u64 {ctx}"
+                );
+                assert_eq!(
+                    g64(56),
+                    ((i128::from(a as i64) * i128::from(b as i64)) >> 64) as u64,
+                    "mul.hi.s64 {ctx}"
+                );
+                assert_eq!(g64(64), a.wrapping_mul(b), "mul.lo.u64 {ctx}");
+                checked += 1;
+            }
+        }
+    }
+    println!("isel-arith: integer division and 64-bit products checked on {checked} inputs");
+}
+
+#[test]
+#[ignore]
+fn trace_one() {
+    let body = std::env::var("ISEL_ARITH_BODY").unwrap();
+    let input: Vec<u8> = std::env::var("ISEL_ARITH_INPUT")
+        .unwrap()
+        .split(',')
+        .map(|x| u8::from_str_radix(x.trim(), 16).unwrap())
+        .collect();
+    let f = compile_text("t", &kernel("t", &body)).unwrap();
+    let out = simulate(&f[0], &input, 16, 0).unwrap();
+    println!("{out:02x?}");
+}
