@@ -2190,3 +2190,619 @@ fn trace_one() {
     let out = simulate(&f[0], &input, 16, 0).unwrap();
     println!("{out:02x?}");
 }
+
+/// The integer recipes on many inputs, in the simulator, against Rust's arithmetic.
+#[test]
+fn integer_recipes_match_rust() {
+    // (PTX computing %r4 / %rd4 from %r1 %r2 %r3 %rd1 %rd2, Rust reference, 64-bit result)
+    type F = fn(u32, u32, u32, u64, u64) -> u64;
+    let cases: &[(&str, F, bool)] = &[
+        (
+            "add.sat.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| (a as i32).saturating_add(b as i32) as u32 as u64,
+            false,
+        ),
+        (
+            "sub.sat.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| (a as i32).saturating_sub(b as i32) as u32 as u64,
+            false,
+        ),
+        (
+            "add.s64 %rd4, %rd1, %rd2;",
+            |_, _, _, x, y| x.wrapping_add(y),
+            true,
+        ),
+        (
+            "sub.s64 %rd4, %rd1, %rd2;",
+            |_, _, _, x, y| x.wrapping_sub(y),
+            true,
+        ),
+        (
+            "sub.s64 %rd4, 7, %rd2;",
+            |_, _, _, _, y| 7u64.wrapping_sub(y),
+            true,
+        ),
+        (
+            "add.cc.u32 %r5, %r1, %r2; addc.cc.u32 %r6, %r2, %r3; addc.u32 %r7, 0, 0; cvt.u64.u32 %rd5, %r6; cvt.u64.u32 %rd6, %r7; shl.b64 %rd6, %rd6, 32; or.b64 %rd4, %rd5, %rd6;",
+            |a, b, c, _, _| {
+                let s1 = u64::from(a) + u64::from(b);
+                let s2 = u64::from(b) + u64::from(c) + (s1 >> 32);
+                (s2 & 0xffff_ffff) | ((s2 >> 32) << 32)
+            },
+            true,
+        ),
+        (
+            "sub.cc.u32 %r5, %r1, %r2; subc.cc.u32 %r6, %r2, %r3; addc.u32 %r7, 0, 0; cvt.u64.u32 %rd5, %r6; cvt.u64.u32 %rd6, %r7; shl.b64 %rd6, %rd6, 32; or.b64 %rd4, %rd5, %rd6;",
+            |a, b, c, _, _| {
+                let c1 = u64::from(a >= b);
+                let d = u64::from(b) + u64::from(!c) + c1;
+                (d & 0xffff_ffff) | ((d >> 32) << 32)
+            },
+            true,
+        ),
+        (
+            "mad.lo.cc.u32 %r5, %r1, %r2, %r3; madc.hi.u32 %r6, %r1, %r2, %r3; cvt.u64.u32 %rd5, %r5; cvt.u64.u32 %rd6, %r6; shl.b64 %rd6, %rd6, 32; or.b64 %rd4, %rd5, %rd6;",
+            |a, b, c, _, _| {
+                let p = u64::from(a) * u64::from(b);
+                let lo = (p & 0xffff_ffff) + u64::from(c);
+                let hi = (p >> 32) + u64::from(c) + (lo >> 32);
+                (lo & 0xffff_ffff) | ((hi & 0xffff_ffff) << 32)
+            },
+            true,
+        ),
+        (
+            "mul.wide.s32 %rd4, %r1, %r2;",
+            |a, b, _, _, _| (i64::from(a as i32) * i64::from(b as i32)) as u64,
+            true,
+        ),
+        (
+            "mad.wide.u32 %rd4, %r1, %r2, %rd1;",
+            |a, b, _, x, _| (u64::from(a) * u64::from(b)).wrapping_add(x),
+            true,
+        ),
+        (
+            "mad.hi.s32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| {
+                (((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32).wrapping_add(c) as u64
+            },
+            false,
+        ),
+        (
+            "mad.lo.u64 %rd4, %rd1, %rd2, %rd1;",
+            |_, _, _, x, y| x.wrapping_mul(y).wrapping_add(x),
+            true,
+        ),
+        (
+            "mad.hi.u64 %rd4, %rd1, %rd2, %rd1;",
+            |_, _, _, x, y| (((u128::from(x) * u128::from(y)) >> 64) as u64).wrapping_add(x),
+            true,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; cvt.u16.u32 %h5, %r2; mul.hi.s16 %h6, %h4, %h5; cvt.s32.s16 %r4, %h6;",
+            |a, b, _, _, _| {
+                (((i32::from(a as i16) * i32::from(b as i16)) >> 16) as i16) as i32 as u32 as u64
+            },
+            false,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; cvt.u16.u32 %h5, %r2; mul.wide.u16 %r4, %h4, %h5;",
+            |a, b, _, _, _| u64::from(u32::from(a as u16) * u32::from(b as u16)),
+            false,
+        ),
+        (
+            "mul24.lo.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| {
+                let s = |x: u32| ((x << 8) as i32) >> 8;
+                (s(a).wrapping_mul(s(b))) as u32 as u64
+            },
+            false,
+        ),
+        (
+            "mul24.hi.u32 %r4, %r1, %r2;",
+            |a, b, _, _, _| {
+                (((u64::from(a & 0xff_ffff) * u64::from(b & 0xff_ffff)) >> 16) & 0xffff_ffff)
+            },
+            false,
+        ),
+        (
+            "mul24.hi.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| {
+                let s = |x: u32| i64::from(((x << 8) as i32) >> 8);
+                (((s(a) * s(b)) >> 16) as u32) as u64
+            },
+            false,
+        ),
+        (
+            "sad.s32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| c.wrapping_add((a as i32).abs_diff(b as i32)) as u64,
+            false,
+        ),
+        (
+            "sad.u32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| c.wrapping_add(a.abs_diff(b)) as u64,
+            false,
+        ),
+        (
+            "sad.u64 %rd4, %rd1, %rd2, %rd1;",
+            |_, _, _, x, y| x.wrapping_add(x.abs_diff(y)),
+            true,
+        ),
+        (
+            "min.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| (a as i32).min(b as i32) as u32 as u64,
+            false,
+        ),
+        (
+            "max.u32 %r4, %r1, 1000;",
+            |a, _, _, _, _| a.max(1000) as u64,
+            false,
+        ),
+        (
+            "min.s64 %rd4, %rd1, %rd2;",
+            |_, _, _, x, y| (x as i64).min(y as i64) as u64,
+            true,
+        ),
+        ("max.u64 %rd4, %rd1, %rd2;", |_, _, _, x, y| x.max(y), true),
+        (
+            "max.relu.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| (a as i32).max(b as i32).max(0) as u32 as u64,
+            false,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; cvt.u16.u32 %h5, %r2; max.s16 %h6, %h4, %h5; cvt.s32.s16 %r4, %h6;",
+            |a, b, _, _, _| (a as i16).max(b as i16) as i32 as u32 as u64,
+            false,
+        ),
+        (
+            "abs.s64 %rd4, %rd1;",
+            |_, _, _, x, _| (x as i64).wrapping_abs() as u64,
+            true,
+        ),
+        (
+            "neg.s64 %rd4, %rd1;",
+            |_, _, _, x, _| (x as i64).wrapping_neg() as u64,
+            true,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; abs.s16 %h5, %h4; cvt.u32.u16 %r4, %h5;",
+            |a, _, _, _, _| u64::from((a as i16).wrapping_abs() as u16),
+            false,
+        ),
+        (
+            "popc.b64 %r4, %rd1;",
+            |_, _, _, x, _| u64::from(x.count_ones()),
+            false,
+        ),
+        (
+            "clz.b32 %r4, %r1;",
+            |a, _, _, _, _| u64::from(a.leading_zeros()),
+            false,
+        ),
+        (
+            "clz.b64 %r4, %rd1;",
+            |_, _, _, x, _| u64::from(x.leading_zeros()),
+            false,
+        ),
+        (
+            "bfind.u64 %r4, %rd1;",
+            |_, _, _, x, _| {
+                if x == 0 {
+                    0xffff_ffff
+                } else {
+                    u64::from(63 - x.leading_zeros())
+                }
+            },
+            false,
+        ),
+        (
+            "bfind.s64 %r4, %rd1;",
+            |_, _, _, x, _| {
+                let y = if (x as i64) < 0 { !x } else { x };
+                if y == 0 {
+                    0xffff_ffff
+                } else {
+                    u64::from(63 - y.leading_zeros())
+                }
+            },
+            false,
+        ),
+        (
+            "bfind.shiftamt.u64 %r4, %rd1;",
+            |_, _, _, x, _| {
+                if x == 0 {
+                    0xffff_ffff
+                } else {
+                    u64::from(x.leading_zeros())
+                }
+            },
+            false,
+        ),
+        (
+            "bfind.s32 %r4, %r1;",
+            |a, _, _, _, _| {
+                let y = if (a as i32) < 0 { !a } else { a };
+                if y == 0 {
+                    0xffff_ffff
+                } else {
+                    u64::from(31 - y.leading_zeros())
+                }
+            },
+            false,
+        ),
+        (
+            "brev.b64 %rd4, %rd1;",
+            |_, _, _, x, _| x.reverse_bits(),
+            true,
+        ),
+        (
+            "bfe.u32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| u64::from(bfe(u64::from(a), b & 0xff, c & 0xff, 32, false) as u32),
+            false,
+        ),
+        (
+            "bfe.s32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| u64::from(bfe(u64::from(a), b & 0xff, c & 0xff, 32, true) as u32),
+            false,
+        ),
+        (
+            "bfe.s32 %r4, %r1, 27, 9;",
+            |a, _, _, _, _| u64::from(bfe(u64::from(a), 27, 9, 32, true) as u32),
+            false,
+        ),
+        (
+            "bfe.u64 %rd4, %rd1, %r2, %r3;",
+            |_, b, c, x, _| bfe(x, b & 0xff, c & 0xff, 64, false),
+            true,
+        ),
+        (
+            "bfe.s64 %rd4, %rd1, %r2, %r3;",
+            |_, b, c, x, _| bfe(x, b & 0xff, c & 0xff, 64, true),
+            true,
+        ),
+        (
+            "bfi.b32 %r4, %r1, %r2, %r3, %r3;",
+            |a, b, c, _, _| bfi(u64::from(a), u64::from(b), c & 0xff, c & 0xff, 32) & 0xffff_ffff,
+            false,
+        ),
+        (
+            "bfi.b32 %r4, %r1, %r2, 28, 8;",
+            |a, b, _, _, _| bfi(u64::from(a), u64::from(b), 28, 8, 32) & 0xffff_ffff,
+            false,
+        ),
+        (
+            "bfi.b64 %rd4, %rd1, %rd2, %r3, %r2;",
+            |_, b, c, x, y| bfi(x, y, c & 0xff, b & 0xff, 64),
+            true,
+        ),
+        (
+            "shl.b64 %rd4, %rd1, %r2;",
+            |_, b, _, x, _| if b >= 64 { 0 } else { x << b },
+            true,
+        ),
+        (
+            "shr.s64 %rd4, %rd1, %r2;",
+            |_, b, _, x, _| ((x as i64) >> b.min(63)) as u64,
+            true,
+        ),
+        (
+            "shr.u64 %rd4, %rd1, %r2;",
+            |_, b, _, x, _| if b >= 64 { 0 } else { x >> b },
+            true,
+        ),
+        (
+            "shr.s64 %rd4, %rd1, 40;",
+            |_, _, _, x, _| ((x as i64) >> 40) as u64,
+            true,
+        ),
+        ("shl.b64 %rd4, %rd1, 33;", |_, _, _, x, _| x << 33, true),
+        (
+            "shr.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| ((a as i32) >> b.min(31)) as u32 as u64,
+            false,
+        ),
+        (
+            "shl.b32 %r4, %r1, %r2;",
+            |a, b, _, _, _| if b >= 32 { 0 } else { u64::from(a << b) },
+            false,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; shr.s16 %h5, %h4, %r2; cvt.s32.s16 %r4, %h5;",
+            |a, b, _, _, _| (((a as i16) >> b.min(15)) as i32) as u32 as u64,
+            false,
+        ),
+        (
+            "shf.l.wrap.b32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| {
+                ((((u64::from(b) << 32) | u64::from(a)) << (c & 31)) >> 32) & 0xffff_ffff
+            },
+            false,
+        ),
+        (
+            "shf.r.clamp.b32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| ((((u64::from(b) << 32) | u64::from(a)) >> c.min(32)) & 0xffff_ffff),
+            false,
+        ),
+        (
+            "prmt.b32 %r4, %r1, %r2, %r3;",
+            |a, b, c, _, _| u64::from(prmt(a, b, c)),
+            false,
+        ),
+        (
+            "cnot.b32 %r4, %r1;",
+            |a, _, _, _, _| u64::from(a == 0),
+            false,
+        ),
+        ("not.b64 %rd4, %rd1;", |_, _, _, x, _| !x, true),
+        (
+            "lop3.b32 %r4, %r1, %r2, %r3, 0xe8;",
+            |a, b, c, _, _| u64::from((a & b) | (a & c) | (b & c)),
+            false,
+        ),
+        (
+            "szext.clamp.s32 %r4, %r1, %r2;",
+            |a, b, _, _, _| {
+                let n = b.min(32);
+                if n == 0 {
+                    0
+                } else if n == 32 {
+                    u64::from(a)
+                } else {
+                    u64::from((((a << (32 - n)) as i32) >> (32 - n)) as u32)
+                }
+            },
+            false,
+        ),
+        ("cvt.u64.u32 %rd4, %r1;", |a, _, _, _, _| u64::from(a), true),
+        (
+            "cvt.s64.s16 %rd4, %r1;",
+            |a, _, _, _, _| i64::from(a as i16) as u64,
+            true,
+        ),
+        (
+            "cvt.u8.u32 %r4, %r1;",
+            |a, _, _, _, _| u64::from(a as u8),
+            false,
+        ),
+        (
+            "cvt.s8.s32 %r4, %r1;",
+            |a, _, _, _, _| u64::from(a as i8 as i32 as u32),
+            false,
+        ),
+        (
+            "cvt.sat.u8.s32 %r4, %r1;",
+            |a, _, _, _, _| u64::from((a as i32).clamp(0, 255) as u32),
+            false,
+        ),
+        (
+            "cvt.sat.s16.u32 %r4, %r1;",
+            |a, _, _, _, _| u64::from(a.min(0x7fff)),
+            false,
+        ),
+        (
+            "cvt.sat.s32.s64 %r4, %rd1;",
+            |_, _, _, x, _| {
+                u64::from((x as i64).clamp(i32::MIN.into(), i32::MAX.into()) as i32 as u32)
+            },
+            false,
+        ),
+        (
+            "cvt.sat.u32.s64 %r4, %rd1;",
+            |_, _, _, x, _| u64::from((x as i64).clamp(0, u32::MAX.into()) as u32),
+            false,
+        ),
+        (
+            "cvt.sat.u64.s64 %rd4, %rd1;",
+            |_, _, _, x, _| (x as i64).max(0) as u64,
+            true,
+        ),
+        (
+            "cvt.sat.s64.u64 %rd4, %rd1;",
+            |_, _, _, x, _| x.min(i64::MAX as u64),
+            true,
+        ),
+        (
+            "cvt.sat.u64.s32 %rd4, %r1;",
+            |a, _, _, _, _| (a as i32).max(0) as u64,
+            true,
+        ),
+        (
+            "setp.lt.s64 %p2, %rd1, %rd2; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, x, y| u64::from((x as i64) < (y as i64)),
+            false,
+        ),
+        (
+            "setp.le.u64 %p2, %rd1, %rd2; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, x, y| u64::from(x <= y),
+            false,
+        ),
+        (
+            "setp.ge.s64 %p2, %rd1, %rd2; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, x, y| u64::from((x as i64) >= (y as i64)),
+            false,
+        ),
+        (
+            "setp.gt.u64 %p2, %rd1, %rd2; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, x, y| u64::from(x > y),
+            false,
+        ),
+        (
+            "setp.eq.s64 %p2, %rd1, %rd1; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, _, _| 1,
+            false,
+        ),
+        (
+            "setp.ne.s64 %p2, %rd1, %rd2; selp.u32 %r4, 1, 0, %p2;",
+            |_, _, _, x, y| u64::from(x != y),
+            false,
+        ),
+        (
+            "setp.hi.u32 %p2|%p3, %r1, %r2; selp.u32 %r5, 1, 0, %p2; selp.u32 %r6, 2, 0, %p3; add.u32 %r4, %r5, %r6;",
+            |a, b, _, _, _| if a > b { 1 } else { 2 },
+            false,
+        ),
+        (
+            "setp.lt.or.s32 %p2, %r1, %r2, %p1; selp.u32 %r4, 1, 0, %p2;",
+            |a, b, c, _, _| u64::from((a as i32) < (b as i32) || c != 0),
+            false,
+        ),
+        (
+            "setp.ge.xor.s64 %p2|%p3, %rd1, %rd2, %p1; selp.u32 %r5, 1, 0, %p2; selp.u32 %r6, 2, 0, %p3; add.u32 %r4, %r5, %r6;",
+            |_, _, c, x, y| {
+                let t = (x as i64) >= (y as i64);
+                let p = c != 0;
+                u64::from(t ^ p) + 2 * u64::from(!t ^ p)
+            },
+            false,
+        ),
+        (
+            "cvt.u16.u32 %h4, %r1; cvt.u16.u32 %h5, %r2; setp.lt.s16 %p2, %h4, %h5; selp.u32 %r4, 1, 0, %p2;",
+            |a, b, _, _, _| u64::from((a as i16) < (b as i16)),
+            false,
+        ),
+        (
+            "set.gt.u32.u32 %r4, %r1, %r2;",
+            |a, b, _, _, _| if a > b { 0xffff_ffff } else { 0 },
+            false,
+        ),
+        (
+            "@%p1 add.s32 %r1, %r1, 5; mov.b32 %r4, %r1;",
+            |a, _, c, _, _| u64::from(if c != 0 { a.wrapping_add(5) } else { a }),
+            false,
+        ),
+        (
+            "@!%p1 mul.lo.u64 %rd1, %rd1, %rd2; mov.b64 %rd4, %rd1;",
+            |_, _, c, x, y| if c == 0 { x.wrapping_mul(y) } else { x },
+            true,
+        ),
+        (
+            "@%p1 div.u32 %r1, %r1, %r2; mov.b32 %r4, %r1;",
+            |a, b, c, _, _| {
+                u64::from(if c != 0 {
+                    a.checked_div(b).unwrap_or(u32::MAX)
+                } else {
+                    a
+                })
+            },
+            false,
+        ),
+    ];
+    let vals = values64(24);
+    let mut ptx = String::new();
+    for (k, (body, _, wide)) in cases.iter().enumerate() {
+        let st = if *wide {
+            "st.global.u64 [%out], %rd4;"
+        } else {
+            "st.global.u32 [%out], %r4;"
+        };
+        ptx.push_str(&kernel_fn(&format!("c{k}"), &format!("{body} {st}")));
+    }
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (k, (body, reference, wide)) in cases.iter().enumerate() {
+        let text = format!(
+            "{HEADER}{}",
+            kernel_fn(
+                &format!("c{k}"),
+                &format!(
+                    "{body} {}",
+                    if *wide {
+                        "st.global.u64 [%out], %rd4;"
+                    } else {
+                        "st.global.u32 [%out], %r4;"
+                    }
+                )
+            )
+        );
+        let f = match compile_text(body, &text) {
+            Ok(f) => f,
+            Err(e) => {
+                failures.push(format!("{body}: {e}"));
+                continue;
+            }
+        };
+        'inputs: for (i, &x) in vals.iter().enumerate() {
+            for (j, &y) in vals.iter().enumerate() {
+                let a = x as u32 ^ (y >> 33) as u32;
+                let b = (y as u32) % if j % 3 == 0 { 70 } else { u32::MAX };
+                let c = ((x >> 32) as u32).wrapping_add(y as u32)
+                    % if i % 2 == 0 { 70 } else { u32::MAX };
+                let mut input = vec![0u8; 88];
+                input[0..4].copy_from_slice(&a.to_le_bytes());
+                input[4..8].copy_from_slice(&b.to_le_bytes());
+                input[8..12].copy_from_slice(&c.to_le_bytes());
+                input[16..24].copy_from_slice(&x.to_le_bytes());
+                input[24..32].copy_from_slice(&y.to_le_bytes());
+                let out = match simulate(&f[0], &input, 8, 0) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        failures.push(format!("{body}: {e}"));
+                        break 'inputs;
+                    }
+                };
+                let got = if *wide {
+                    u64::from_le_bytes(out[..8].try_into().unwrap())
+                } else {
+                    u64::from(u32::from_le_bytes(out[..4].try_into().unwrap()))
+                };
+                let want = reference(a, b, c, x, y);
+                if got != want {
+                    failures.push(format!("{body}: a={a:#x} b={b:#x} c={c:#x} x={x:#x} y={y:#x}: got {got:#x}, want {want:#x}"));
+                    break 'inputs;
+                }
+                checked += 1;
+            }
+        }
+    }
+    let _ = ptx;
+    println!(
+        "isel-arith: {} integer recipes checked in the simulator on {checked} inputs",
+        cases.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// PTX's bfe on an n-bit value.
+fn bfe(a: u64, pos: u32, len: u32, n: u32, signed: bool) -> u64 {
+    let msb = n - 1;
+    let sbit = if !signed || len == 0 {
+        0
+    } else {
+        (a >> (pos + len - 1).min(msb)) & 1
+    };
+    let mut d = 0u64;
+    for i in 0..n {
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1
+        } else {
+            sbit
+        };
+        d |= bit << i;
+    }
+    d
+}
+
+/// PTX's bfi on n-bit values.
+fn bfi(a: u64, b: u64, pos: u32, len: u32, n: u32) -> u64 {
+    let mut f = b;
+    for i in 0..len {
+        if pos + i < n {
+            f = (f & !(1u64 << (pos + i))) | (((a >> i) & 1) << (pos + i));
+        }
+    }
+    f
+}
+
+/// PTX's prmt (default mode).
+fn prmt(a: u32, b: u32, c: u32) -> u32 {
+    let bytes = (u64::from(b) << 32) | u64::from(a);
+    let mut d = 0u32;
+    for k in 0..4 {
+        let s = (c >> (4 * k)) & 0xf;
+        let mut byte = ((bytes >> (8 * (s & 7))) & 0xff) as u32;
+        if s & 8 != 0 {
+            byte = if byte & 0x80 != 0 { 0xff } else { 0 };
+        }
+        d |= byte << (8 * k);
+    }
+    d
+}

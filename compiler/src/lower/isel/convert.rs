@@ -206,7 +206,7 @@ impl Cx<'_> {
                     ) else {
                         return false;
                     };
-                    cur = self.a_sel(im((dmax as i64) & 0xffff_ffff), u(cur), u(p));
+                    cur = self.a_sel(u(cur), im((dmax as i64) & 0xffff_ffff), u(p).inverted());
                 }
                 if dmin > smin {
                     let spec = super::cmp::CmpSpec {
@@ -224,7 +224,7 @@ impl Cx<'_> {
                     ) else {
                         return false;
                     };
-                    cur = self.a_sel(im((dmin as i64) & 0xffff_ffff), u(cur), u(p));
+                    cur = self.a_sel(u(cur), im((dmin as i64) & 0xffff_ffff), u(p).inverted());
                 }
                 res = Val::Reg(cur);
                 res
