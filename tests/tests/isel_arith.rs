@@ -1435,6 +1435,9 @@ mod sim {
         pub mem: HashMap<u64, u8>,
         /// Added to every MUFU.RCP result's bits (−1, 0, 1).
         pub rcp_ulp: i32,
+        /// What FCHK answers: `None` models it as "the fast path is safe for normal operands
+        /// whose exponents are far from the limits"; `Some(v)` forces v.
+        pub fchk: Option<bool>,
     }
 
     impl Machine {
@@ -1446,6 +1449,7 @@ mod sim {
                 cbank: HashMap::new(),
                 mem: HashMap::new(),
                 rcp_ulp: 0,
+                fchk: None,
             }
         }
 
@@ -2012,9 +2016,139 @@ mod sim {
                     };
                     self.set_r(&o[0], 0, bits);
                 }
+                "FADD" | "FMUL" | "FFMA" => {
+                    let ftz = m("FTZ");
+                    let f = |x: &Operand, me: &Self| fsrc(me.reg(x, 0), x, ftz);
+                    let rnd = ["RM", "RP", "RZ"]
+                        .into_iter()
+                        .find(|r| m(r))
+                        .unwrap_or("RN");
+                    let exact = match i.mnemonic {
+                        "FADD" => f(&o[1], self) + f(&o[2], self),
+                        "FMUL" => f(&o[1], self) * f(&o[2], self),
+                        _ => f(&o[1], self).mul_add(f(&o[2], self), f(&o[3], self)),
+                    };
+                    let mut r = round_f32(exact, rnd);
+                    if m("SAT") {
+                        r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+                    }
+                    if ftz && r.is_subnormal() {
+                        r = if r < 0.0 { -0.0 } else { 0.0 };
+                    }
+                    self.set_r(&o[0], 0, r.to_bits());
+                }
+                "FSETP" => {
+                    let ftz = m("FTZ");
+                    let (a, b) = (
+                        fsrc(self.reg(&o[2], 0), &o[2], ftz),
+                        fsrc(self.reg(&o[3], 0), &o[3], ftz),
+                    );
+                    let c = self.pred(&o[4]);
+                    let un = a.is_nan() || b.is_nan();
+                    let r = match i.mods[0] {
+                        "EQ" => a == b,
+                        "NE" => !un && a != b,
+                        "LT" => a < b,
+                        "LE" => a <= b,
+                        "GT" => a > b,
+                        "GE" => a >= b,
+                        "EQU" => un || a == b,
+                        "NEU" => un || a != b,
+                        "LTU" => un || a < b,
+                        "LEU" => un || a <= b,
+                        "GTU" => un || a > b,
+                        "GEU" => un || a >= b,
+                        "NUM" => !un,
+                        "NAN" => un,
+                        x => return Err(format!("FSETP.{x}")),
+                    };
+                    let bop = |x: bool| {
+                        if m("OR") {
+                            x || c
+                        } else if m("XOR") {
+                            x ^ c
+                        } else {
+                            x && c
+                        }
+                    };
+                    self.set_p(&o[0], bop(r));
+                    self.set_p(&o[1], bop(!r));
+                }
+                "FCHK" => {
+                    let (a, b) = (
+                        f32::from_bits(self.reg(&o[1], 0)),
+                        f32::from_bits(self.reg(&o[2], 0)),
+                    );
+                    let v = self.fchk.unwrap_or_else(|| {
+                        let e = |x: f32| ((x.to_bits() >> 23) & 0xff) as i32;
+                        !(a.is_normal()
+                            && b.is_normal()
+                            && (e(a) - e(b)).abs() < 100
+                            && (30..220).contains(&e(a))
+                            && (30..220).contains(&e(b)))
+                    });
+                    self.set_p(&o[0], v);
+                }
+                "MUFU" if m("RSQ") => {
+                    let x = f32::from_bits(self.reg(&o[1], 0));
+                    let r = (1.0f64 / f64::from(x).sqrt()) as f32;
+                    let bits = if r.is_finite() && r != 0.0 {
+                        (r.to_bits() as i64 + i64::from(self.rcp_ulp)) as u32
+                    } else {
+                        r.to_bits()
+                    };
+                    self.set_r(&o[0], 0, bits);
+                }
                 other => return Err(format!("the simulator does not know {other}")),
             }
             Ok(())
+        }
+    }
+
+    /// A float source with its modifiers (FTZ flushes subnormals).
+    fn fsrc(bits: u32, o: &Operand, ftz: bool) -> f64 {
+        let mut x = f32::from_bits(bits);
+        if ftz && x.is_subnormal() {
+            x = if x < 0.0 { -0.0 } else { 0.0 };
+        }
+        if o.abs {
+            x = x.abs();
+        }
+        if o.neg {
+            x = -x;
+        }
+        f64::from(x)
+    }
+
+    /// An f64 rounded to f32 in a rounding mode.
+    fn round_f32(x: f64, rnd: &str) -> f32 {
+        let r = x as f32;
+        if r.is_nan() || f64::from(r) == x {
+            return r;
+        }
+        let up = |r: f32| {
+            if r == f32::INFINITY {
+                r
+            } else if r == 0.0 {
+                f32::from_bits(1)
+            } else if r > 0.0 {
+                f32::from_bits(r.to_bits() + 1)
+            } else {
+                f32::from_bits(r.to_bits() - 1)
+            }
+        };
+        let down = |r: f32| -up(-r);
+        match rnd {
+            "RZ" if f64::from(r).abs() > x.abs() => {
+                if r > 0.0 {
+                    down(r)
+                } else {
+                    up(r)
+                }
+            }
+            "RM" if f64::from(r) > x => down(r),
+            "RP" if f64::from(r) < x => up(r),
+            _ => r,
         }
     }
 
@@ -2805,4 +2939,144 @@ fn prmt(a: u32, b: u32, c: u32) -> u32 {
         d |= byte << (8 * k);
     }
     d
+}
+
+/// f32 test values: edge cases (zeros, subnormals, extremes, infinities, NaN), then a spread.
+fn values_f32(n: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        3.0,
+        0.1,
+        1e-40,
+        -1e-42,
+        f32::MIN_POSITIVE,
+        1.1754942e-38,
+        f32::MAX,
+        -f32::MAX,
+        1e38,
+        3e-39,
+        1e-30,
+        1e30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        2.0f32.powi(-126) * 1.5,
+        7.0e-45,
+    ];
+    let mut x: u32 = 0x1234_5678;
+    while v.len() < n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let f = f32::from_bits(x);
+        if !f.is_nan() {
+            v.push(f);
+        }
+    }
+    v
+}
+
+/// div.rn.f32 and sqrt.rn.f32 (with and without .ftz) are correctly rounded in the simulator,
+/// through the fast path where the modelled FCHK allows and through the slow path always.
+#[test]
+fn ieee_div_sqrt_are_correctly_rounded_in_the_simulator() {
+    let flush = |x: f32| {
+        if x.is_subnormal() {
+            if x < 0.0 { -0.0 } else { 0.0 }
+        } else {
+            x
+        }
+    };
+    let same = |g: f32, w: f32| (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, body, ftz) in [
+        (
+            "div",
+            "div.rn.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+            false,
+        ),
+        (
+            "div_ftz",
+            "div.rn.ftz.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
+            true,
+        ),
+        (
+            "sqrt",
+            "sqrt.rn.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+            false,
+        ),
+        (
+            "sqrt_ftz",
+            "sqrt.rn.ftz.f32 %f4, %f1; st.global.f32 [%out], %f4;",
+            true,
+        ),
+    ] {
+        let f = compile_text(name, &kernel(name, body)).unwrap();
+        let vals = values_f32(80);
+        let divide = name.starts_with("div");
+        for (i, &a) in vals.iter().enumerate() {
+            let bs: Vec<f32> = if divide {
+                vals.iter().copied().skip(i % 5).step_by(2).collect()
+            } else {
+                vec![1.0]
+            };
+            for &b in &bs {
+                let (fa, fb) = if ftz { (flush(a), flush(b)) } else { (a, b) };
+                let mut want = if divide {
+                    ((f64::from(fa)) / f64::from(fb)) as f32
+                } else {
+                    f64::from(fa).sqrt() as f32
+                };
+                if ftz {
+                    want = flush(want);
+                }
+                let mut input = vec![0u8; 88];
+                input[40..44].copy_from_slice(&a.to_le_bytes());
+                input[44..48].copy_from_slice(&b.to_le_bytes());
+                for fchk in [None, Some(true)] {
+                    for ulp in [0, 1, -1] {
+                        let mut m = sim::Machine::new();
+                        m.rcp_ulp = ulp;
+                        m.fchk = fchk;
+                        let got = match simulate_with(&f[0], &input, 4, m) {
+                            Ok(o) => f32::from_le_bytes(o[..4].try_into().unwrap()),
+                            Err(e) => {
+                                failures.push(format!("{name}: {e}"));
+                                continue;
+                            }
+                        };
+                        checked += 1;
+                        if !same(got, want) && failures.len() < 20 {
+                            failures.push(format!("{name}({a:e} [{:#x}], {b:e} [{:#x}]) fchk={fchk:?} ulp={ulp}: got {got:e} [{:#x}], want {want:e} [{:#x}]", a.to_bits(), b.to_bits(), got.to_bits(), want.to_bits()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("isel-arith: IEEE division and square root checked on {checked} inputs");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// [`simulate`] with a prepared machine.
+fn simulate_with(
+    f: &ptxc::emit::sass::EncodedFunction,
+    input: &[u8],
+    n: usize,
+    mut m: sim::Machine,
+) -> Result<Vec<u8>, String> {
+    let (pin, pout) = (0x1000_0000u64, 0x2000_0000u64);
+    for (off, v) in [(0x210, pin), (0x218, pout), (0x208, 0), (0x28, 0x00ff_0000)] {
+        m.cbank.insert(off, v as u32);
+        m.cbank.insert(off + 4, (v >> 32) as u32);
+    }
+    for (i, b) in input.iter().enumerate() {
+        m.mem.insert(pin + i as u64, *b);
+    }
+    m.run(&f.instrs)?;
+    Ok((0..n).map(|i| m.load(pout + i as u64, 1) as u8).collect())
 }
