@@ -2243,6 +2243,7 @@ fn values64(n: usize) -> Vec<u64> {
 }
 
 #[test]
+#[allow(clippy::manual_checked_ops)]
 fn integer_division_is_exact_in_the_simulator() {
     let ptx = kernel(
         "idiv",
@@ -2434,7 +2435,7 @@ fn integer_recipes_match_rust() {
         (
             "mul24.hi.u32 %r4, %r1, %r2;",
             |a, b, _, _, _| {
-                (((u64::from(a & 0xff_ffff) * u64::from(b & 0xff_ffff)) >> 16) & 0xffff_ffff)
+                ((u64::from(a & 0xff_ffff) * u64::from(b & 0xff_ffff)) >> 16) & 0xffff_ffff
             },
             false,
         ),
@@ -2653,7 +2654,7 @@ fn integer_recipes_match_rust() {
         ),
         (
             "shf.r.clamp.b32 %r4, %r1, %r2, %r3;",
-            |a, b, c, _, _| ((((u64::from(b) << 32) | u64::from(a)) >> c.min(32)) & 0xffff_ffff),
+            |a, b, c, _, _| (((u64::from(b) << 32) | u64::from(a)) >> c.min(32)) & 0xffff_ffff,
             false,
         ),
         (
