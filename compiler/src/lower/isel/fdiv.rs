@@ -436,7 +436,8 @@ impl Cx<'_> {
         self.f_get(res)
     }
 
-    /// `sqrt.rn.f32` here; the other IEEE reciprocals and roots are not lowered yet.
+    /// `sqrt.rn.f32` and `rcp.rn.f64` here; the other IEEE reciprocals and roots are not
+    /// lowered yet.
     pub(super) fn ieee_rcp_sqrt(
         &mut self,
         ins: &ast::Instruction,
@@ -444,6 +445,19 @@ impl Cx<'_> {
         t: Ty,
         flags: &[&str],
     ) -> bool {
+        if opcode == "rcp" && t.name == "f64" && flags == [".rn"] {
+            let [d, a] = &ins.operands[..] else {
+                return false;
+            };
+            let Some(va) = self.a_src(a, t) else {
+                return true;
+            };
+            let ra = self.a_reg64(va);
+            let res = self.drcp_rn(ra);
+            let Some(dst) = self.dst(d) else { return false };
+            self.a_finish(dst, res);
+            return true;
+        }
         if opcode != "sqrt"
             || t.name != "f32"
             || !flags.contains(&".rn")
@@ -545,6 +559,154 @@ impl Cx<'_> {
         let e = self.a_mk("FFMA", &[], vec![u(s), u(ns), u(x)]);
         let y = self.a_mk("FFMA", &[], vec![u(e), u(h), u(s)]);
         let v = self.a_mk("FMUL", &["FTZ"], vec![u(y), fimm(TWO_M32)]);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// A fresh two-word local.
+    fn f_var64(&mut self, name: &str) -> Var {
+        self.ssa.new_var(VarInfo {
+            class: RegClass::Gpr,
+            words: 2,
+            name: format!("%fdiv.{name}"),
+        })
+    }
+
+    /// A pair {lo, hi} as a fresh 64-bit temporary.
+    fn f_pair(&mut self, lo: Operand, hi: Operand) -> Reg {
+        let t = self.a_tmp64();
+        self.a_put("MOV", &[], vec![df(super::arith::wd(t, 0)), lo]);
+        self.a_put("MOV", &[], vec![df(super::arith::wd(t, 1)), hi]);
+        t
+    }
+
+    /// Two Newton steps for 1/a from the estimate r: `e = 1 − a·r; e = e + e²; r = r + r·e`,
+    /// then `r = r + r·(1 − a·r)` (ptxas's DFMA sequence).
+    fn f_newton64(&mut self, a: Reg, r: Reg) -> Reg {
+        let one = Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x3ff0_0000));
+        let e = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(r), one.clone()]);
+        let e = self.a_mk64("DFMA", &[], vec![u(e), u(e), u(e)]);
+        let r1 = self.a_mk64("DFMA", &[], vec![u(r), u(e), u(r)]);
+        let e2 = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(r1), one]);
+        self.a_mk64("DFMA", &[], vec![u(r1), u(e2), u(r1)])
+    }
+
+    /// 1/a correctly rounded (ptxas): `MUFU.RCP64H` on the high word (its low word some bits of
+    /// a's high word), two Newton steps in DFMA; operands whose exponent is near the limits
+    /// (tested on those bits as an f32) take the slow path: NaN (quieted), zero ↔ infinity,
+    /// a huge a (scaled by 2^-1022, the reciprocal rescaled and refined once more) and a tiny
+    /// or subnormal a (scaled by 2^106).
+    fn drcp_rn(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rcp");
+        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let rh = self.a_mk("MUFU", &["RCP64H"], vec![u(hi)]);
+        let rl = self.a_mk("IADD3", &[], vec![u(hi), im(0x30_0402), rz()]);
+        let ok = self.a_mkp(
+            "FSETP",
+            &["GEU", "AND"],
+            vec![u(rl).abs_(), fimm(0x0040_0402), pt()],
+        );
+        let r = self.f_pair(u(rl), u(rh));
+        let x = self.f_newton64(a, r);
+        self.f_set(res, x);
+        let [slow, not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<8>();
+        self.f_br_if(ok, false, join, slow);
+        // slow
+        let t = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(hi), im(0x7fff_ffff), rz(), im(0xc0), npt()],
+        );
+        let seed = self.a_mk("IADD3", &[], vec![u(t), im(-0x10_0000), rz()]);
+        let nan = self.a_mkp(
+            "DSETP",
+            &["GTU", "AND"],
+            vec![
+                u(a).abs_(),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x7ff0_0000)),
+                pt(),
+            ],
+        );
+        self.f_br_if(nan, false, quiet, not_nan);
+        let _ = not_nan;
+        let t1 = self.a_mk("IADD3", &[], vec![u(t), im(-1), rz()]);
+        let e = self.a_mkp(
+            "ISETP",
+            &["GE", "U32", "AND"],
+            vec![u(t1), im(0x7fef_ffff), pt()],
+        );
+        self.f_br_if(e, false, edge, not_edge);
+        let _ = not_edge;
+        let big = self.a_mkp(
+            "ISETP",
+            &["GE", "U32", "AND"],
+            vec![u(t), im(0x100_0001), pt()],
+        );
+        self.f_br_if(big, true, tiny, huge);
+        // huge: a·2^-1022, two steps, rescale, one more step with a.
+        let _ = huge;
+        let sh = self.a_mk("IADD3", &[], vec![u(hi), im(-0x3fe0_0000), rz()]);
+        let a2 = self.f_pair(u(lo), u(sh));
+        let r2h = self.a_mk("MUFU", &["RCP64H"], vec![u(sh)]);
+        let r2 = self.f_pair(u(seed), u(r2h));
+        let x2 = self.f_newton64(a2, r2);
+        let x3 = self.a_mk64(
+            "DMUL",
+            &[],
+            vec![
+                u(x2),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x0010_0000)),
+            ],
+        );
+        let one = Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x3ff0_0000));
+        let e = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(x3), one]);
+        let e = self.a_mk64("DFMA", &[], vec![u(e), u(e), u(e)]);
+        let v = self.a_mk64("DFMA", &[], vec![u(x3), u(e), u(x3)]);
+        self.f_set(res, v);
+        self.f_br(join);
+        // tiny: a·2^106, two steps, ·2^106.
+        self.f_start(tiny, false);
+        let a3 = self.a_mk64(
+            "DMUL",
+            &[],
+            vec![
+                u(a),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4690_0000)),
+            ],
+        );
+        let r3h = self.a_mk("MUFU", &["RCP64H"], vec![u(wd(a3, 1))]);
+        let r3 = self.f_pair(u(seed), u(r3h));
+        let x4 = self.f_newton64(a3, r3);
+        let v = self.a_mk64(
+            "DMUL",
+            &[],
+            vec![
+                u(x4),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4690_0000)),
+            ],
+        );
+        self.f_set(res, v);
+        self.f_br(join);
+        // quiet: a NaN with its quiet bit set.
+        self.f_start(quiet, false);
+        let qh = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(hi), im(0x8_0000), rz(), im(0xfc), npt()],
+        );
+        let v = self.f_pair(u(lo), u(qh));
+        self.f_set(res, v);
+        self.f_br(join);
+        // edge: zero → infinity, infinity → zero (signed): {0, hi ^ 0x7ff00000}.
+        self.f_start(edge, false);
+        let eh = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(hi), im(0x7ff0_0000), rz(), im(0x3c), npt()],
+        );
+        let v = self.f_pair(im(0), u(eh));
         self.f_set(res, v);
         self.f_start(join, true);
         self.f_get(res)
