@@ -445,6 +445,19 @@ impl Cx<'_> {
         t: Ty,
         flags: &[&str],
     ) -> bool {
+        if opcode == "rsqrt" && t.name == "f64" && flags == [".approx"] {
+            let [d, a] = &ins.operands[..] else {
+                return false;
+            };
+            let Some(va) = self.a_src(a, t) else {
+                return true;
+            };
+            let ra = self.a_reg64(va);
+            let res = self.drsqrt_approx(ra);
+            let Some(dst) = self.dst(d) else { return false };
+            self.a_finish(dst, res);
+            return true;
+        }
         if opcode == "rcp" && t.name == "f64" && flags == [".rn"] {
             let [d, a] = &ins.operands[..] else {
                 return false;
@@ -707,6 +720,116 @@ impl Cx<'_> {
             vec![u(hi), im(0x7ff0_0000), rz(), im(0x3c), npt()],
         );
         let v = self.f_pair(im(0), u(eh));
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// One refinement of r ≈ 1/√a (ptxas): `e = 1 − a·r²`, `r + (r·e)·(3/8·e + 1/2)`.
+    fn f_rsq_refine(&mut self, a: Reg, r: Reg) -> Reg {
+        let f = |bits: u64| Operand::new(OpKind::Float(FloatFmt::F64Hi, bits));
+        let c = self.f_pair(im(0), im(0x3fd8_0000));
+        let t = self.a_mk64("DMUL", &[], vec![u(r), u(r)]);
+        let e = self.a_mk64("DFMA", &[], vec![u(a), u(t).negated(), f(0x3ff0_0000)]);
+        let p = self.a_mk64("DFMA", &[], vec![u(e), u(c), f(0x3fe0_0000)]);
+        let v = self.a_mk64("DMUL", &[], vec![u(r), u(e)]);
+        self.a_mk64("DFMA", &[], vec![u(p), u(v), u(r)])
+    }
+
+    /// `rsqrt.approx.f64` without `.ftz` (ptxas): `MUFU.RSQ64H` refined once; exponents 0 and
+    /// 2047 take the slow path: ±0 → ±inf, NaN quieted (a + a), negative → NaN, +inf → +0, and
+    /// subnormals scaled by 2^54 (the root by 2^27).
+    fn drsqrt_approx(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rsqrt");
+        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let _ = lo;
+        let rh = self.a_mk("MUFU", &["RSQ64H"], vec![u(hi)]);
+        let r = self.f_pair(im(0), u(rh));
+        let x = self.a_mk("IADD3", &[], vec![u(hi), im(-0x10_0000), rz()]);
+        let special = self.a_mkp(
+            "ISETP",
+            &["GE", "U32", "AND"],
+            vec![u(x), im(0x7fe0_0000), pt()],
+        );
+        let v = self.f_rsq_refine(a, r);
+        self.f_set(res, v);
+        let [slow, not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<7>();
+        self.f_br_if(special, true, join, slow);
+        // slow: zero → a signed infinity.
+        let sign = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(hi), im(0x8000_0000), rz(), im(0xc0), npt()],
+        );
+        let nz = self.a_mkp(
+            "DSETP",
+            &["NEU", "AND"],
+            vec![u(a), super::arith::rz64(), pt()],
+        );
+        self.f_br_if(nz, true, zero, not_nan);
+        let _ = not_nan;
+        let nan = self.a_mkp(
+            "DSETP",
+            &["GTU", "AND"],
+            vec![
+                u(a).abs_(),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x7ff0_0000)),
+                pt(),
+            ],
+        );
+        let q = self.a_mk64("DADD", &[], vec![u(a), u(a)]);
+        self.f_set(res, q);
+        self.f_br_if(nan, false, join, not_neg);
+        let _ = not_neg;
+        let neg = self.a_mkp("ISETP", &["NE", "AND"], vec![u(sign), rz(), pt()]);
+        let n = self.f_pair(im(0), im(0xfff8_0000));
+        self.f_set(res, n);
+        self.f_br_if(neg, false, join, not_inf);
+        let _ = not_inf;
+        let inf = self.a_mkp(
+            "DSETP",
+            &["NEU", "AND"],
+            vec![
+                u(a).abs_(),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x7ff0_0000)),
+                pt(),
+            ],
+        );
+        let z = self.f_pair(im(0), im(0));
+        self.f_set(res, z);
+        self.f_br_if(inf, true, join, sub);
+        // sub: a·2^54, refine, ·2^27.
+        let _ = sub;
+        let a2 = self.a_mk64(
+            "DMUL",
+            &[],
+            vec![
+                u(a),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4350_0000)),
+            ],
+        );
+        let r2h = self.a_mk("MUFU", &["RSQ64H"], vec![u(wd(a2, 1))]);
+        let r2 = self.f_pair(im(0), u(r2h));
+        let y = self.f_rsq_refine(a2, r2);
+        let v = self.a_mk64(
+            "DMUL",
+            &[],
+            vec![
+                u(y),
+                Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x41a0_0000)),
+            ],
+        );
+        self.f_set(res, v);
+        self.f_br(join);
+        // zero: ±inf.
+        self.f_start(zero, false);
+        let ih = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(sign), im(0x7ff0_0000), rz(), im(0xfc), npt()],
+        );
+        let v = self.f_pair(im(0), u(ih));
         self.f_set(res, v);
         self.f_start(join, true);
         self.f_get(res)
