@@ -86,6 +86,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             file: sass::RegFile::Barrier,
             num: *b,
         }),
+        OpKind::Sym(name) => K::Sym(name),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
         OpKind::Func(name) => {
             return Err(format!(

@@ -172,6 +172,34 @@ impl SsaBuilder {
         }
     }
 
+    /// When `v` is a PHI of a sealed block whose arguments are all one value (or the PHI
+    /// itself), that value.
+    pub fn trivial_phi_value(&self, f: &Function, v: VReg) -> Option<VReg> {
+        let (block, _) = *self.phis.get(&v)?;
+        if !self.sealed.contains(&block) {
+            return None;
+        }
+        let phi = f
+            .block(block)
+            .insts
+            .iter()
+            .find(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(v))?;
+        let mut same = None;
+        for o in &phi.ops {
+            if let OpKind::PhiArg(_, r) = o.kind {
+                let a = r.vreg()?;
+                if a == v || Some(a) == same {
+                    continue;
+                }
+                if same.is_some() {
+                    return None;
+                }
+                same = Some(a);
+            }
+        }
+        same
+    }
+
     pub fn is_sealed(&self, block: BlockId) -> bool {
         self.sealed.contains(&block)
     }

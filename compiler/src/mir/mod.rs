@@ -238,6 +238,8 @@ pub enum OpKind {
     PhiArg(BlockId, Reg),
     /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
     Barrier(u8),
+    /// A named operand nvdisasm prints as a word (`SB0` of `DEPBAR.LE SB0, 0x0`).
+    Sym(&'static str),
     /// The value a guarded instruction's destination keeps where the guard is false (`@p mov
     /// %r, 1` in SSA form reads the old `%r`). Not printed in SASS: leaving SSA form turns it
     /// into a `COPY` into the destination before the instruction.

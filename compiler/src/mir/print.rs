@@ -90,9 +90,12 @@ impl fmt::Display for Operand {
                 }
                 s.push(']');
             }
-            OpKind::SReg(n) => {
-                let _ = write!(s, "SR_{n:#x}");
-            }
+            OpKind::SReg(n) => match crate::target::sm90a::print::SR_NAMES.get(usize::from(*n)) {
+                Some(name) => s.push_str(name),
+                None => {
+                    let _ = write!(s, "SR_{n:#x}");
+                }
+            },
             OpKind::Block(b) => {
                 let _ = write!(s, "{b}");
             }
@@ -100,6 +103,7 @@ impl fmt::Display for Operand {
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
             }
+            OpKind::Sym(name) => s.push_str(name),
             OpKind::Barrier(b) => {
                 let _ = write!(s, "B{b}");
             }

@@ -4,8 +4,8 @@
 //!    predecessors) that enter a block with `PHI`s are split with a new block, so that the
 //!    copies placed for an edge run only on that edge (the "lost copy" problem).
 //! 2. Every `PHI` becomes copies at the end of each predecessor. The copies of one edge have
-//!    parallel semantics, so they go through fresh temporaries first (the "swap" problem);
-//!    the allocator's move coalescing usually makes the extra moves disappear.
+//!    parallel semantics: they are ordered so that no copy overwrites a value another still
+//!    reads, and a cycle goes through one temporary (the "swap" problem).
 //! 3. A guarded instruction's `{prior v}` operand becomes `COPY d <- v` before it: the
 //!    destination starts with the old value and the instruction overwrites it where the guard
 //!    holds.
@@ -47,8 +47,10 @@ fn split_critical_edges(f: &mut Function) {
             }
         }
     }
+    let mut placed: Vec<(BlockId, BlockId)> = Vec::new();
     for (from, to) in edges {
         let mid = f.new_block(None);
+        placed.push((from, mid));
         f.block_mut(mid)
             .insts
             .push(Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(to))]));
@@ -74,6 +76,24 @@ fn split_critical_edges(f: &mut Function) {
             }
         }
     }
+    // Lay each new block out right after the block it leaves, so that live ranges stay short.
+    if !placed.is_empty() {
+        let mut order = Vec::with_capacity(f.blocks.len());
+        let new: Vec<BlockId> = placed.iter().map(|(_, m)| *m).collect();
+        for b in f.block_ids() {
+            if new.contains(&b) {
+                continue;
+            }
+            order.push(b);
+            order.extend(
+                placed
+                    .iter()
+                    .filter(|(from, _)| *from == b)
+                    .map(|(_, m)| *m),
+            );
+        }
+        crate::mir::cfg::reorder(f, &order);
+    }
 }
 
 fn eliminate_phis(f: &mut Function) {
@@ -98,25 +118,7 @@ fn eliminate_phis(f: &mut Function) {
         if group.is_empty() {
             continue;
         }
-        let mut seq = Vec::new();
-        if group.len() == 1 {
-            let (d, s) = group[0];
-            seq.push(copy(d, s));
-        } else {
-            // Parallel copy: all sources into temporaries, then the temporaries into place.
-            let mut temps = Vec::new();
-            for (d, s) in &group {
-                let vreg = d.vreg().expect("a virtual PHI result");
-                let info = f.vreg(vreg).clone();
-                let t = f.new_vreg(info.class, info.words, None);
-                let t = Reg::whole(t, info.words);
-                seq.push(copy(t, *s));
-                temps.push((*d, t));
-            }
-            for (d, t) in temps {
-                seq.push(copy(d, t));
-            }
-        }
+        let seq = sequentialize(f, group);
         let insts = &mut f.blocks[i].insts;
         let at = insts
             .iter()
@@ -124,6 +126,41 @@ fn eliminate_phis(f: &mut Function) {
             .unwrap_or(insts.len());
         insts.splice(at..at, seq);
     }
+}
+
+/// Orders a parallel copy `(dst, src)…` into sequential copies: a copy goes first when its
+/// destination is no other pending copy's source; a cycle (`a <- b, b <- a`) is broken by
+/// moving one source into a temporary.
+fn sequentialize(f: &mut Function, mut pending: Vec<(Reg, Reg)>) -> Vec<Inst> {
+    pending.retain(|(d, s)| d != s);
+    let mut out = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|(d, _)| {
+            !pending
+                .iter()
+                .any(|(_, s)| s.vreg().is_some() && s.vreg() == d.vreg())
+        });
+        match ready {
+            Some(i) => {
+                let (d, s) = pending.remove(i);
+                out.push(copy(d, s));
+            }
+            None => {
+                // Every destination is still read: save one source, then read the copy.
+                let (_, s) = pending[0];
+                let vreg = s.vreg().expect("a cycle is made of virtual registers");
+                let info = f.vreg(vreg).clone();
+                let t = Reg::whole(f.new_vreg(info.class, info.words, None), info.words);
+                out.push(copy(t, s));
+                for (_, src) in pending.iter_mut() {
+                    if src.vreg() == Some(vreg) {
+                        *src = t;
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 fn copy(d: Reg, s: Reg) -> Inst {

@@ -38,6 +38,16 @@ impl Cx<'_> {
             | "mbarrier.complete_tx" => self.mbarrier_arrive(op),
             "mbarrier.test_wait" | "mbarrier.try_wait" => self.mbarrier_wait(op),
             "mbarrier.inval" => self.mbarrier_inval(op),
+            "cp.async.bulk" => self.bulk_copy(op),
+            "cp.async.bulk.tensor" => self.tensor_copy(op),
+            "cp.async.bulk.commit_group" => {
+                self.emit(Inst::new("UTMACMDFLUSH", &[], vec![]));
+                true
+            }
+            "cp.async.bulk.wait_group" => self.bulk_wait(op),
+            "multimem.ld_reduce" => self.multimem_ld_reduce(op),
+            "multimem.red" => self.multimem_red(op),
+            "multimem.st" => self.multimem_st(op),
             "griddepcontrol" | "setmaxnreg" | "mbarrier.pending_count" => false,
             o if o.starts_with("cp.")
                 || o.starts_with("multimem.")
@@ -399,6 +409,12 @@ impl Cx<'_> {
     /// The uniform address of an mbarrier operand `[bar]`, `[bar+8]`, `[%r]`, `[%rd]`: a shared
     /// address with the own CTA rank in byte 3, or the low word of a generic address (§a.1 #32).
     fn mbarrier_address(&mut self, a: &ast::Operand) -> Option<Reg> {
+        self.shared_address(a, true)
+    }
+
+    /// A shared address operand: in a uniform register when the value is warp-uniform;
+    /// otherwise an error when `uniform` is required, else the vector register holding it.
+    fn shared_address(&mut self, a: &ast::Operand, uniform: bool) -> Option<Reg> {
         let ast::Operand::Address(parts, span) = a else {
             return None;
         };
@@ -438,6 +454,7 @@ impl Cx<'_> {
             };
             match self.uniform_of(lo) {
                 Some(u) => u,
+                None if !uniform && off == 0 => return Some(lo),
                 None => {
                     self.error(*span, "ptxc cannot yet lower an mbarrier operation whose address differs between threads");
                     return None;
@@ -729,6 +746,632 @@ impl Cx<'_> {
             &["CCTL", "IV"],
             vec![Self::ur_mem(addr)],
         ));
+        true
+    }
+
+    /// The SASS type modifiers of a multimem operation (12_multimem: every accepted op × type).
+    fn multimem_type(ty: Ty, vector: bool, acc: bool, red: bool) -> Option<Vec<&'static str>> {
+        let float = |t: &'static str, ftz: bool| -> Vec<&'static str> {
+            let mut v = vec![t];
+            if ftz && red {
+                v.push("FTZ");
+            }
+            v.push("RN");
+            v
+        };
+        Some(match (ty.name, vector, acc) {
+            ("f16x2", true, true) => vec!["F16x8", "RN"],
+            ("f32", true, _) => float("F32x4", true),
+            ("f32", false, _) => float("F32", true),
+            ("f64", false, _) => float("F64", false),
+            ("f16x2", false, _) => float("F16x2", false),
+            ("bf16x2", false, _) => float("BF16x2", false),
+            ("u32" | "b32", false, _) => {
+                if red {
+                    vec![]
+                } else {
+                    vec!["32"]
+                }
+            }
+            ("s32", false, _) => vec!["S32"],
+            ("u64" | "b64", false, _) => vec!["64"],
+            ("s64", false, _) => vec!["S64"],
+            _ => return None,
+        })
+    }
+
+    fn multimem_op(op: &PtxOp<'_>) -> Option<&'static str> {
+        [
+            (".add", "ADD"),
+            (".min", "MIN"),
+            (".max", "MAX"),
+            (".and", "AND"),
+            (".or", "OR"),
+            (".xor", "XOR"),
+        ]
+        .into_iter()
+        .find(|(p, _)| op.has(p))
+        .map(|(_, s)| s)
+    }
+
+    /// The scope of a multimem reduction or store (`.sys` by default for red; §a.3.10).
+    fn multimem_scope(op: &PtxOp<'_>, default: Option<&'static str>) -> Option<&'static str> {
+        match Self::sass_scope(op) {
+            Some("CTA") => Some("SM"),
+            Some(s) => Some(s),
+            None => default,
+        }
+    }
+
+    /// A 64-bit global address in a uniform register pair, for `[RZ.U32+UR]`.
+    fn uniform_address(&mut self, a: &ast::Operand) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let Some(name) = e.as_name() else {
+            self.error(*span, "ptxc cannot lower this multimem address yet");
+            return None;
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let r = self.read_var(var);
+        let u = self.uniform_of(r);
+        if u.is_none() {
+            self.error(*span, "ptxc cannot yet lower multimem.ld_reduce from an address that differs between threads");
+        }
+        u
+    }
+
+    /// `multimem.ld_reduce` → `LDGMC.E.<op>.<type>.STRONG.SYS Rd, [RZ.U32+UR]` — always
+    /// STRONG.SYS whatever the PTX semantics say; `.acquire` adds `CCTL.IVALL`.
+    fn multimem_ld_reduce(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [d, a] = op.operands() else { return false };
+        let acc = op.has(".acc::f32");
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, acc, false),
+        ) else {
+            return false;
+        };
+        let Some(addr) = self.uniform_address(a) else {
+            return true;
+        };
+        let mut mods: Vec<&'static str> = vec!["E", if acc { "F32ADD" } else { red_op }];
+        mods.extend(tmods);
+        mods.extend(["STRONG", "SYS"]);
+        let mem = Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![
+                MemTerm::Reg(Reg::phys(PReg::RZ), Some("U32")),
+                MemTerm::Reg(addr, None),
+            ],
+        });
+        if vector {
+            // A vector destination `{a, b, c, d}`: load into a tuple, then split it.
+            let ast::Operand::Vector(items, _) = d else {
+                return false;
+            };
+            let words = items.len() as u8;
+            let t = self.new_vreg(RegClass::Gpr, words);
+            self.emit(Inst::new(
+                "LDGMC",
+                &mods,
+                vec![Operand::def(Reg::whole(t, words)), mem],
+            ));
+            for (w, it) in items.iter().enumerate() {
+                let Some(dst) = self.dst(it) else { continue };
+                self.emit_def(
+                    &dst,
+                    Inst::new(
+                        "MOV",
+                        &[],
+                        vec![
+                            Operand::def(dst.reg()),
+                            Operand::use_(Reg::word(t, w as u8)),
+                        ],
+                    ),
+                );
+                self.commit(dst);
+            }
+        } else {
+            let Some(dst) = self.dst(d) else { return false };
+            self.emit_def(
+                &dst,
+                Inst::new("LDGMC", &mods, vec![Operand::def(dst.reg()), mem]),
+            );
+            self.commit(dst);
+        }
+        if op.has(".acquire") {
+            self.cctl_ivall();
+        }
+        true
+    }
+
+    /// A global address `[%rd]`/`[%rd+off]` as `desc[UR][R.64+off]`.
+    fn desc_address(&mut self, a: &ast::Operand) -> Option<Operand> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let (name, off) = match e {
+            ast::Expr::Name {
+                name,
+                component: None,
+            } => (name, 0),
+            ast::Expr::Binary {
+                op: ast::BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => (
+                lhs.as_name()?,
+                crate::frontend::check::eval_const(rhs)? as i64,
+            ),
+            _ => {
+                self.error(*span, "ptxc cannot lower this address yet");
+                return None;
+            }
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let base = self.read_var(var);
+        let desc = self.global_desc();
+        let mut terms = vec![MemTerm::Reg(base, Some("64"))];
+        if off != 0 {
+            terms.push(MemTerm::Imm(off));
+        }
+        Some(Operand::new(OpKind::Mem {
+            prefix: MemPrefix::Desc(desc),
+            terms,
+        }))
+    }
+
+    /// The value operand of a reduction or store: a register, or a vector `{…}` gathered into a
+    /// register tuple.
+    fn data_reg(&mut self, v: &ast::Operand, ty: Ty) -> Option<Reg> {
+        match v {
+            ast::Operand::Vector(items, _) => {
+                let words = items.len() as u8 * ty.bits().div_ceil(32) as u8;
+                let t = self.new_vreg(RegClass::Gpr, words);
+                for (w, it) in items.iter().enumerate() {
+                    let val = self.val(it, ty)?;
+                    let src = self.operand(val);
+                    self.emit_unguarded(Inst::new(
+                        "MOV",
+                        &[],
+                        vec![Operand::def(Reg::word(t, w as u8)), src],
+                    ));
+                }
+                Some(Reg::whole(t, words))
+            }
+            other => {
+                let val = self.val(other, ty)?;
+                Some(self.to_reg(val, ty.bits().div_ceil(32) as u8))
+            }
+        }
+    }
+
+    /// `multimem.red` → `REDG.E.<op>[.<type>].STRONG.<scope>` (SYS by default). ptxas
+    /// warp-aggregates the 32-bit integer forms; ptxc issues one reduction per thread, which is
+    /// the same operation.
+    fn multimem_red(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, false, true),
+        ) else {
+            return false;
+        };
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E", red_op];
+        mods.extend(tmods);
+        mods.extend(["STRONG", scope]);
+        self.emit(Inst::new("REDG", &mods, vec![mem, Operand::use_(value)]));
+        true
+    }
+
+    /// `multimem.st` is an ordinary `STG` (weak by default; `.relaxed`/`.release` are STRONG).
+    fn multimem_st(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        let strong = op.has(".relaxed") || op.has(".release");
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E"];
+        match value.count() {
+            2 => mods.push("64"),
+            4 => mods.push("128"),
+            _ => {}
+        }
+        if strong {
+            mods.extend(["STRONG", scope]);
+        }
+        self.emit(Inst::new("STG", &mods, vec![mem, Operand::use_(value)]));
+        true
+    }
+    /// `cp.async.bulk.wait_group[.read] N` → `DEPBAR.LE SB0, N`, then `CCTL.IVALL` unless only
+    /// the reads of the source must be complete (16_tma_elect/bulk_s2g).
+    fn bulk_wait(&mut self, op: &PtxOp<'_>) -> bool {
+        let [n] = op.operands() else { return false };
+        let ast::Operand::Expr(e) = n else {
+            return false;
+        };
+        let Some(k) = crate::frontend::check::eval_const(e) else {
+            return false;
+        };
+        self.emit(Inst::new(
+            "DEPBAR",
+            &["LE"],
+            vec![Operand::new(OpKind::Sym("SB0")), Operand::imm(k as i64)],
+        ));
+        if !op.has(".read") {
+            self.cctl_ivall();
+        }
+        true
+    }
+
+    /// A 64-bit generic/global address operand (`[%rd]`) as a register pair.
+    fn global_operand(&mut self, a: &ast::Operand) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let ast::Operand::Expr(e) = parts.first()? else {
+            return None;
+        };
+        let Some(name) = e.as_name() else {
+            self.error(*span, "ptxc cannot lower this address yet");
+            return None;
+        };
+        let Some((var, _)) = self.lookup_reg(&name.text) else {
+            self.error(
+                name.span,
+                format!("ptxc cannot address `{}` here yet", name.text),
+            );
+            return None;
+        };
+        Some(self.read_var(var))
+    }
+
+    /// Runs `issue` once per active thread, as ptxas does for TMA and bulk copies
+    /// (16_tma_elect): an `ELECT` picks one waiting thread per round, its per-thread operands go
+    /// to uniform registers with `R2UR`, the uniform instruction issues, and the loop repeats
+    /// while any thread waits.
+    ///
+    /// ```text
+    ///       PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0      ; P0: this thread still waits
+    /// loop: @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
+    ///       @P1 R2UR URx, Rx …                           ; its operands
+    ///       @P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0   ; it stops waiting
+    ///       <issue>
+    ///       PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0
+    ///   @P0 BRA.U.ANY loop
+    /// ```
+    /// `operands` are the values the instruction needs in uniform registers: a uniform value is
+    /// computed once before the loop; the others are moved in each round.
+    fn per_thread_uniform_loop(
+        &mut self,
+        operands: Vec<Reg>,
+        issue: impl FnOnce(&mut Self, Vec<Reg>),
+    ) {
+        let resolved: Vec<Result<Reg, Reg>> = operands
+            .into_iter()
+            .map(|r| self.uniform_of(r).ok_or(r))
+            .collect();
+        let pred_var = |cx: &mut Self, name: &str| {
+            cx.ssa.new_var(crate::lower::ssa::VarInfo {
+                class: RegClass::Pred,
+                words: 1,
+                name: name.into(),
+            })
+        };
+        let (wait_var, elected_var) = (pred_var(self, "elect.wait"), pred_var(self, "elect.one"));
+        let pt = || Operand::use_(Reg::phys(PReg::PT));
+        let plop = |d: Reg, a: Operand, lut: i64| {
+            Inst::new(
+                "PLOP3",
+                &["LUT"],
+                vec![
+                    Operand::def(d),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    a,
+                    pt(),
+                    pt(),
+                    Operand::imm(lut),
+                    Operand::imm(0),
+                ],
+            )
+        };
+        let w0 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(w0, 1), pt(), 0x80));
+        self.ssa.write(wait_var, self.cur, w0);
+        // No thread is elected before the first round (so P1 is never read undefined).
+        let e0 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(e0, 1), pt(), 0x8));
+        self.ssa.write(elected_var, self.cur, e0);
+        let pre = self.cur;
+        let head = self.fresh_block();
+        let after = self.fresh_block();
+        self.f.block_mut(pre).fallthrough = Some(head);
+        self.add_edge(pre, head);
+        self.add_edge(head, head);
+        self.add_edge(head, after);
+        self.switch_to(head, false);
+        let wait = self.ssa.read(self.f, wait_var, head);
+        let elected_before = self.ssa.read(self.f, elected_var, head);
+        let elected = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(
+            Inst::new(
+                "ELECT",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(elected, 1)),
+                    Operand::def(Reg::phys(PReg::URZ)),
+                    pt(),
+                    Operand::new(OpKind::Prior(Reg::whole(elected_before, 1))),
+                ],
+            )
+            .guarded(Reg::whole(wait, 1), false),
+        );
+        let on_elected = Reg::whole(elected, 1);
+        let mut uniform = Vec::new();
+        for r in resolved {
+            match r {
+                Ok(u) => uniform.push(u),
+                Err(v) => {
+                    let words = v.count();
+                    let u = self.new_vreg(RegClass::Ugpr, words);
+                    for w in 0..words {
+                        let src = match v {
+                            Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + w),
+                            other => other,
+                        };
+                        self.emit_unguarded(
+                            Inst::new(
+                                "R2UR",
+                                &[],
+                                vec![Operand::def(Reg::word(u, w)), Operand::use_(src)],
+                            )
+                            .guarded(on_elected, false),
+                        );
+                    }
+                    uniform.push(Reg::whole(u, words));
+                }
+            }
+        }
+        let wait2 = self.new_vreg(RegClass::Pred, 1);
+        let mut done = plop(Reg::whole(wait2, 1), Operand::use_(on_elected), 0x8);
+        done.ops
+            .push(Operand::new(OpKind::Prior(Reg::whole(wait, 1))));
+        self.emit_unguarded(done.guarded(on_elected, false));
+        issue(self, uniform);
+        let cleared = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(cleared, 1), pt(), 0x8));
+        self.ssa.write(wait_var, self.cur, wait2);
+        self.ssa.write(elected_var, self.cur, cleared);
+        self.emit_unguarded(
+            Inst::new(
+                "BRA",
+                &["U", "ANY"],
+                vec![Operand::new(OpKind::Block(head))],
+            )
+            .guarded(Reg::whole(wait2, 1), false),
+        );
+        let last = self.cur;
+        self.f.block_mut(last).fallthrough = Some(after);
+        self.seal(head);
+        self.switch_to(after, true);
+    }
+
+    /// Packs uniform 32-bit values into one consecutive uniform tuple (the `[UR4]` operand of
+    /// UBLKCP/UTMALDG names UR4, UR5, … at once).
+    fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
+        let words: u8 = parts.iter().map(|p| p.count()).sum();
+        let t = self.new_vreg(RegClass::Ugpr, words);
+        let mut w = 0;
+        for p in parts {
+            for k in 0..p.count() {
+                let src = match *p {
+                    Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + k),
+                    other => other,
+                };
+                self.emit_unguarded(Inst::new(
+                    "UMOV",
+                    &[],
+                    vec![Operand::def(Reg::word(t, w)), Operand::use_(src)],
+                ));
+                w += 1;
+            }
+        }
+        Reg::whole(t, words)
+    }
+
+    fn ur_mem1(r: Reg) -> Operand {
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![MemTerm::Reg(r, None)],
+        })
+    }
+
+    /// `cp.async.bulk` (non-tensor): `UBLKCP.S.G [dst|mbar], [src], bytes/16` (global → shared,
+    /// completing on the mbarrier) or `UBLKCP.G.S [dst], [src], bytes/16` (shared → global,
+    /// `.bulk_group`), once per active thread.
+    fn bulk_copy(&mut self, op: &PtxOp<'_>) -> bool {
+        if self.guard.is_some() {
+            return false;
+        }
+        let ops = op.operands();
+        let to_shared = matches!(
+            op.flags.first(),
+            Some(&".shared::cluster" | &".shared::cta")
+        );
+        let u32t = Ty::parse("u32").expect("u32");
+        let (dst, src, size, mbar) = match (to_shared, ops) {
+            (true, [d, s, n, m]) => (d, s, n, Some(m)),
+            (false, [d, s, n]) => (d, s, n, None),
+            _ => return false,
+        };
+        let Some(Val::Imm(bytes)) = self.val(size, u32t) else {
+            self.error(
+                size.span(),
+                "ptxc can lower bulk copies of a constant size only, for now",
+            );
+            return true;
+        };
+        let units = self.new_vreg(RegClass::Ugpr, 1);
+        self.emit_unguarded(Inst::new(
+            "UMOV",
+            &[],
+            vec![Operand::def(Reg::whole(units, 1)), Operand::imm(bytes / 16)],
+        ));
+        let size_op = Operand::use_(Reg::whole(units, 1));
+        if to_shared {
+            let Some(d) = self.shared_address(dst, false) else {
+                return true;
+            };
+            let Some(s) = self.global_operand(src) else {
+                return true;
+            };
+            let Some(m) = mbar.and_then(|m| self.shared_address(m, false)) else {
+                return true;
+            };
+            self.per_thread_uniform_loop(vec![d, m, s], move |cx, u| {
+                let pair = cx.ur_tuple(&u[0..2]);
+                cx.emit(Inst::new(
+                    "UBLKCP",
+                    &["S", "G"],
+                    vec![Self::ur_mem1(pair), Self::ur_mem1(u[2]), size_op],
+                ));
+            });
+        } else {
+            let Some(d) = self.global_operand(dst) else {
+                return true;
+            };
+            let Some(s) = self.shared_address(src, false) else {
+                return true;
+            };
+            self.per_thread_uniform_loop(vec![d, s], move |cx, u| {
+                cx.emit(Inst::new(
+                    "UBLKCP",
+                    &["G", "S"],
+                    vec![Self::ur_mem1(u[0]), Self::ur_mem1(u[1]), size_op],
+                ));
+            });
+        }
+        true
+    }
+
+    /// `cp.async.bulk.tensor.{1,2}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    /// [dst], [tmap, {c…}], [mbar][, mask]` → `UTMALDG.<n>D[.MULTICAST] [dst|mbar|c…], [tmap]
+    /// [, mask<<16]`, once per active thread (16_tma_elect).
+    fn tensor_copy(&mut self, op: &PtxOp<'_>) -> bool {
+        let dim: &'static str = match op.flags.first() {
+            Some(&".1d") => "1D",
+            Some(&".2d") => "2D",
+            _ => return false,
+        };
+        if self.guard.is_some()
+            || !op.has(".shared::cluster")
+            || !op.has(".mbarrier::complete_tx::bytes")
+            || op.has(".im2col")
+        {
+            return false;
+        }
+        let multicast = op.has(".multicast::cluster");
+        let (dst, tsrc, mbar, mask) = match (multicast, op.operands()) {
+            (false, [d, t, m]) => (d, t, m, None),
+            (true, [d, t, m, k]) => (d, t, m, Some(k)),
+            _ => return false,
+        };
+        let ast::Operand::Address(tparts, _) = tsrc else {
+            return false;
+        };
+        let [_, ast::Operand::Vector(coords, _)] = &tparts[..] else {
+            return false;
+        };
+        let s32 = Ty::parse("s32").expect("s32");
+        let Some(d) = self.shared_address(dst, false) else {
+            return true;
+        };
+        let Some(m) = self.shared_address(mbar, false) else {
+            return true;
+        };
+        let mut regs = vec![d, m];
+        for c in coords {
+            let Some(v) = self.val(c, s32) else {
+                return true;
+            };
+            regs.push(self.to_reg(v, 1));
+        }
+        let Some(t) = self.global_operand(tsrc) else {
+            return true;
+        };
+        regs.push(t);
+        let mask = match mask {
+            Some(k) => {
+                let Some(v) = self.val(k, Ty::parse("u16").expect("u16")) else {
+                    return true;
+                };
+                let r = self.to_reg(v, 1);
+                match self.uniform_of(r) {
+                    Some(u) => Some(u),
+                    None => {
+                        self.error(
+                            k.span(),
+                            "ptxc cannot yet lower a multicast mask that differs between threads",
+                        );
+                        return true;
+                    }
+                }
+            }
+            None => None,
+        };
+        let n = coords.len();
+        self.per_thread_uniform_loop(regs, move |cx, u| {
+            let tuple = cx.ur_tuple(&u[0..2 + n]);
+            let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
+            let mut mods = vec![dim];
+            if let Some(k) = mask {
+                // The CTA mask rides in the upper half-word of a uniform register.
+                let shifted = cx.new_vreg(RegClass::Ugpr, 1);
+                cx.emit_unguarded(Inst::new(
+                    "USHF",
+                    &["L", "U32"],
+                    vec![
+                        Operand::def(Reg::whole(shifted, 1)),
+                        Operand::use_(k),
+                        Operand::imm(16),
+                        Operand::use_(Reg::phys(PReg::URZ)),
+                    ],
+                ));
+                ops.push(Operand::use_(Reg::whole(shifted, 1)));
+                mods.push("MULTICAST");
+            }
+            cx.emit(Inst::new("UTMALDG", &mods, ops));
+        });
         true
     }
 }

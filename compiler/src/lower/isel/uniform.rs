@@ -78,7 +78,14 @@ impl Cx<'_> {
         if let Some(u) = self.uniform_cache.get(&v) {
             return Some(*u);
         }
-        let def = self.def_of.get(&v)?.clone();
+        let Some(def) = self.def_of.get(&v).cloned() else {
+            // A PHI whose arguments are all one value (placed while blocks were unsealed and
+            // not yet removed) stands for that value.
+            let same = self.ssa.trivial_phi_value(self.f, v)?;
+            let u = self.uniform_vreg(same, depth + 1)?;
+            self.uniform_cache.insert(v, u);
+            return Some(u);
+        };
         if def.guard.is_some() || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
             return None;
         }
@@ -160,7 +167,9 @@ impl Cx<'_> {
                         return true;
                     }
                     let Some(def) = cx.def_of.get(&vreg) else {
-                        return false;
+                        return cx.ssa.trivial_phi_value(cx.f, vreg).is_some_and(|v| {
+                            walk(cx, Reg::whole(v, cx.f.vreg(v).words), depth + 1)
+                        });
                     };
                     if depth > 16 || def.guard.is_some() || uniform_mnemonic(def.mnemonic).is_none()
                     {
