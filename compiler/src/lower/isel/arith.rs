@@ -490,7 +490,8 @@ impl Cx<'_> {
             "rcp" | "sqrt" | "rsqrt" => self.rcp_sqrt(ins, op.opcode, types, flags),
             "sin" | "cos" | "lg2" | "ex2" | "tanh" => self.mufu_fn(ins, op.opcode, types, flags),
             "cvt" => self.cvt_op(ins, types, flags),
-            "fns" | "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" => false,
+            "vshl" | "vshr" => self.vshift(ins, op.opcode == "vshl", types, flags),
+            "fns" | "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" => false,
             _ => return None,
         })
     }
@@ -1340,6 +1341,75 @@ impl Cx<'_> {
         };
         self.a_fin(&dst, "SHF", mods, vec![u(ra), oc, u(rb)]);
         self.commit(dst);
+        true
+    }
+
+    /// `vshl`/`vshr.dtype.atype.u32{.clamp,.wrap}[.add] d, a, b[, c]` on whole 32-bit
+    /// registers (no byte/half selectors, no `.sat`): the amount clamped to 32 (VIMNMX.U32) or
+    /// wrapped (& 31), the shift, then `+ c`.
+    fn vshift(&mut self, ins: &ast::Instruction, left: bool, types: &[Ty], flags: &[&str]) -> bool {
+        let [dt, at, bt] = types else { return false };
+        if dt.bits() != 32
+            || at.bits() != 32
+            || bt.name != "u32"
+            || !only(flags, &[".clamp", ".wrap", ".add"])
+        {
+            return false;
+        }
+        let wrap = flags.contains(&".wrap");
+        if wrap == flags.contains(&".clamp") {
+            return false;
+        }
+        let add = flags.contains(&".add");
+        let ops = &ins.operands[..];
+        if ops.len() != if add { 4 } else { 3 } {
+            return false;
+        }
+        let (Some(va), Some(vb)) = (self.a_src(&ops[1], *at), self.a_src(&ops[2], *bt)) else {
+            return true;
+        };
+        let vc = if add {
+            match self.a_src(&ops[3], *dt) {
+                Some(v) => Some(v),
+                None => return true,
+            }
+        } else {
+            None
+        };
+        let ra = self.a_reg(va);
+        let amt = match vb {
+            Val::Imm(i) => im(if wrap { i & 31 } else { i.min(32) }),
+            other => {
+                let rb = self.a_reg(other);
+                let t = if wrap {
+                    self.a_mk("LOP3", &["LUT"], vec![u(rb), im(31), rz(), im(0xc0), npt()])
+                } else {
+                    self.a_mk("VIMNMX", &["U32"], vec![u(rb), im(32), pt()])
+                };
+                u(t)
+            }
+        };
+        let sh = if left {
+            self.a_mk("SHF", &["L", "U32"], vec![u(ra), amt, rz()])
+        } else {
+            let m: &[&'static str] = if signed(*at) {
+                &["R", "S32", "HI"]
+            } else {
+                &["R", "U32", "HI"]
+            };
+            self.a_mk("SHF", m, vec![rz(), amt, u(ra)])
+        };
+        let Some(dst) = self.dst(&ops[0]) else {
+            return false;
+        };
+        match vc {
+            Some(c) => {
+                let oc = self.a_op(c);
+                self.a_fin(&dst, "IADD3", &[], vec![u(sh), oc, rz()]);
+                self.commit(dst);
+            }
+            None => self.a_finish(dst, sh),
+        }
         true
     }
 }
