@@ -3,8 +3,8 @@
 //! step in integers, the quotient `hi(x·a)`, then at most two corrections. Division by zero
 //! gives ptxas's results (quotient all ones; remainder all ones for unsigned, ~b for signed).
 
-use super::arith::{df, im, npt, only, pt, rz, signed, u, wd};
 use super::Cx;
+use super::arith::{df, im, npt, only, pt, rz, signed, u, wd};
 use crate::frontend::ast;
 use crate::frontend::types::Ty;
 use crate::mir::*;
@@ -30,7 +30,11 @@ impl Cx<'_> {
         if t.bits() == 64 {
             let ra = self.a_reg64(va);
             let rb = self.a_reg64(vb);
-            let r = if sg { self.sdiv64(ra, rb, rem) } else { self.udiv64(ra, rb, rem) };
+            let r = if sg {
+                self.sdiv64(ra, rb, rem)
+            } else {
+                self.udiv64(ra, rb, rem)
+            };
             let Some(dst) = self.dst(d) else { return false };
             self.a_finish(dst, r);
             return true;
@@ -163,8 +167,16 @@ impl Cx<'_> {
     fn add64(&mut self, x: Reg, y: Reg) -> Reg {
         let c = self.a_tmpp();
         let t = self.a_tmp64();
-        self.a_put("IADD3", &[], vec![df(wd(t, 0)), df(c), u(wd(x, 0)), u(wd(y, 0)), rz()]);
-        self.a_put("IADD3", &["X"], vec![df(wd(t, 1)), u(wd(x, 1)), u(wd(y, 1)), rz(), u(c), npt()]);
+        self.a_put(
+            "IADD3",
+            &[],
+            vec![df(wd(t, 0)), df(c), u(wd(x, 0)), u(wd(y, 0)), rz()],
+        );
+        self.a_put(
+            "IADD3",
+            &["X"],
+            vec![df(wd(t, 1)), u(wd(x, 1)), u(wd(y, 1)), rz(), u(c), npt()],
+        );
         t
     }
 
@@ -172,8 +184,16 @@ impl Cx<'_> {
     fn sub64(&mut self, x: Operand, xh: Operand, y: Reg) -> Reg {
         let c = self.a_tmpp();
         let t = self.a_tmp64();
-        self.a_put("IADD3", &[], vec![df(wd(t, 0)), df(c), x, u(wd(y, 0)).negated(), rz()]);
-        self.a_put("IADD3", &["X"], vec![df(wd(t, 1)), xh, u(wd(y, 1)).inverted(), rz(), u(c), npt()]);
+        self.a_put(
+            "IADD3",
+            &[],
+            vec![df(wd(t, 0)), df(c), x, u(wd(y, 0)).negated(), rz()],
+        );
+        self.a_put(
+            "IADD3",
+            &["X"],
+            vec![df(wd(t, 1)), xh, u(wd(y, 1)).inverted(), rz(), u(c), npt()],
+        );
         t
     }
 
@@ -181,15 +201,27 @@ impl Cx<'_> {
     fn inc64(&mut self, x: Reg) -> Reg {
         let c = self.a_tmpp();
         let t = self.a_tmp64();
-        self.a_put("IADD3", &[], vec![df(wd(t, 0)), df(c), u(wd(x, 0)), im(1), rz()]);
-        self.a_put("IADD3", &["X"], vec![df(wd(t, 1)), u(wd(x, 1)), rz(), rz(), u(c), npt()]);
+        self.a_put(
+            "IADD3",
+            &[],
+            vec![df(wd(t, 0)), df(c), u(wd(x, 0)), im(1), rz()],
+        );
+        self.a_put(
+            "IADD3",
+            &["X"],
+            vec![df(wd(t, 1)), u(wd(x, 1)), rz(), rz(), u(c), npt()],
+        );
         t
     }
 
     /// p ? x : y (64-bit).
     fn sel64(&mut self, x: Reg, y: Reg, p: Operand) -> Reg {
         let t = self.a_tmp64();
-        self.a_put("SEL", &[], vec![df(wd(t, 0)), u(wd(x, 0)), u(wd(y, 0)), p.clone()]);
+        self.a_put(
+            "SEL",
+            &[],
+            vec![df(wd(t, 0)), u(wd(x, 0)), u(wd(y, 0)), p.clone()],
+        );
         self.a_put("SEL", &[], vec![df(wd(t, 1)), u(wd(x, 1)), u(wd(y, 1)), p]);
         t
     }
@@ -198,7 +230,11 @@ impl Cx<'_> {
     fn mullo64(&mut self, x: Reg, y: Reg) -> Reg {
         let t1 = self.a_mk("IMAD", &[], vec![u(wd(x, 1)), u(wd(y, 0)), rz()]);
         let t2 = self.a_mk("IMAD", &[], vec![u(wd(x, 0)), u(wd(y, 1)), u(t1)]);
-        let w = self.a_mk64("IMAD", &["WIDE", "U32"], vec![u(wd(x, 0)), u(wd(y, 0)), super::arith::rz64()]);
+        let w = self.a_mk64(
+            "IMAD",
+            &["WIDE", "U32"],
+            vec![u(wd(x, 0)), u(wd(y, 0)), super::arith::rz64()],
+        );
         let hi = self.a_mk("IADD3", &[], vec![u(wd(w, 1)), u(t2), rz()]);
         let t = self.a_tmp64();
         self.a_put("COPY", &[], vec![df(wd(t, 0)), u(wd(w, 0))]);
@@ -225,7 +261,14 @@ impl Cx<'_> {
         let qb = self.mullo64(q, b);
         let mut rr = self.sub64(u(wd(a, 0)), u(wd(a, 1)), qb);
         for _ in 0..2 {
-            let ge = self.a_cmp64("GE", false, u(wd(rr, 0)), u(wd(rr, 1)), u(wd(b, 0)), u(wd(b, 1)));
+            let ge = self.a_cmp64(
+                "GE",
+                false,
+                u(wd(rr, 0)),
+                u(wd(rr, 1)),
+                u(wd(b, 0)),
+                u(wd(b, 1)),
+            );
             let q1 = self.inc64(q);
             let r1 = self.sub64(u(wd(rr, 0)), u(wd(rr, 1)), b);
             q = self.sel64(q1, q, u(ge));
@@ -256,7 +299,11 @@ impl Cx<'_> {
         if rem {
             return self.neg64_if(r, u(an));
         }
-        let s = self.a_mk("LOP3", &["LUT"], vec![u(wd(a, 1)), u(wd(b, 1)), rz(), im(0x3c), npt()]);
+        let s = self.a_mk(
+            "LOP3",
+            &["LUT"],
+            vec![u(wd(a, 1)), u(wd(b, 1)), rz(), im(0x3c), npt()],
+        );
         let neg = self.a_mkp("ISETP", &["LT", "AND"], vec![u(s), rz(), pt()]);
         self.neg64_if(r, u(neg))
     }
