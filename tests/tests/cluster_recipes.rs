@@ -117,6 +117,10 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "isspacep_shared_cluster.ptx",
         "isspacep on a uniform address not in UR",
     ),
+    // A 64-bit `atom.shared::cluster.add` whose ATOM.E fails: ptxas then tests only the own
+    // CTA's window (QSPC.E.S: LDS/ATOMS.CAST loop) and otherwise does a plain LD.E/ST.E; ptxc
+    // also tests a peer CTA's window (QSPC.E.D) and runs its LD.E/ATOM.E.CAST loop there.
+    ("atom_add_u64.ptx", "extra peer-CTA compare-and-swap path"),
 ];
 
 #[test]

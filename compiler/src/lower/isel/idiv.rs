@@ -156,7 +156,7 @@ impl Cx<'_> {
     // 64 bits
 
     /// A 64-bit temporary from two words.
-    fn pair(&mut self, lo: Operand, hi: Operand) -> Reg {
+    fn pair_of(&mut self, lo: Operand, hi: Operand) -> Reg {
         let t = self.a_tmp64();
         self.a_put("MOV", &[], vec![df(wd(t, 0)), lo]);
         self.a_put("MOV", &[], vec![df(wd(t, 1)), hi]);
@@ -164,7 +164,7 @@ impl Cx<'_> {
     }
 
     /// x + y (64-bit).
-    fn add64(&mut self, x: Reg, y: Reg) -> Reg {
+    fn add64_reg(&mut self, x: Reg, y: Reg) -> Reg {
         let c = self.a_tmpp();
         let t = self.a_tmp64();
         self.a_put(
@@ -255,7 +255,7 @@ impl Cx<'_> {
             let m = self.mullo64(x, b);
             let n = self.sub64(rz(), rz(), m);
             let h = self.mul_hi64(x, n, false);
-            x = self.add64(x, h);
+            x = self.add64_reg(x, h);
         }
         let mut q = self.mul_hi64(a, x, false);
         let qb = self.mullo64(q, b);
@@ -278,7 +278,7 @@ impl Cx<'_> {
             return rr;
         }
         let bz = self.a_cmp64("EQ", false, u(wd(b, 0)), u(wd(b, 1)), rz(), rz());
-        let ones = self.pair(im(0xffff_ffff), im(0xffff_ffff));
+        let ones = self.pair_of(im(0xffff_ffff), im(0xffff_ffff));
         self.sel64(ones, q, u(bz))
     }
 
