@@ -103,6 +103,9 @@ pub const RESERVED_SMEM_CAP_SYMBOL: &str = ".nv.reservedSmem.cap";
 pub const RESERVED_SMEM_ALIAS: &str = "__nv_reservedSMEM_offset_0_alias";
 /// The NOBITS section of the reserved shared memory window.
 pub const RESERVED_SMEM_SECTION: &str = ".nv.shared.reserved.0";
+/// In `-g` builds: the NOBITS section holding `.extern .shared` symbols (0x400 bytes), whose name
+/// ptxas creates in place of the reserved window's.
+pub const DEBUG_SHARED_SECTION: &str = ".nv_debug.shared";
 
 /// Alignment of `.text.<function>`.
 pub const TEXT_ALIGN: u64 = 128;

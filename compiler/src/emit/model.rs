@@ -19,10 +19,9 @@ pub struct Cubin {
     /// The top byte of `e_flags` (see [`runtime_abi::elf::info_byte`]): 0x06 without debug
     /// information.
     pub elf_info_byte: u8,
-    /// A debug build (`ptxas -g`, or a `.target …, debug` module): functions keep PTX order and
-    /// ptxas leaves out the reserved-shared-memory section and alias. In an optimized build
-    /// ptxas emits functions in reverse PTX order.
-    pub debug_build: bool,
+    /// Optimized or debug build; decides function order and the reserved-shared-memory and
+    /// debug symbols.
+    pub build: Build,
     /// `.note.nv.tkinfo`.
     pub tool: ToolInfo,
     /// `.note.nv.cuinfo`.
@@ -48,6 +47,37 @@ pub struct Cubin {
     /// The value of ptxas's `.nv.reservedSmem.cap` symbol (0x400), present when code uses the
     /// reserved shared-memory capacity (remote mbarrier arrives).
     pub reserved_smem_cap: Option<u64>,
+    /// When code refers to an internal shared-memory symbol (shared variables, the reserved
+    /// window) ptxas resolves the reference, keeps the symbol nameless (`STV_INTERNAL`) and zeroes
+    /// its name in `.strtab`: this is the length of that name (20; 22 for
+    /// `%reserved_smem_offset_begin`).
+    pub erased_symbol: Option<usize>,
+    /// `.extern .shared` arrays. Their symbols appear only in `-g` builds, in the
+    /// `.nv_debug.shared` section.
+    pub extern_shared: Vec<ExternShared>,
+    /// `.const` initializers held addresses (`.const .u64 p = x;`) that ptxas resolved; the
+    /// relocation section is gone but its names (`.rel(a).nv.constant.user`) remain.
+    pub const_addresses_resolved: bool,
+}
+
+/// How the module was compiled, as far as the cubin layout depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Build {
+    /// The default: functions are emitted in reverse PTX order, with the reserved shared-memory
+    /// window `.nv.shared.reserved.0` and its alias symbol.
+    Optimized,
+    /// `ptxas -g`: functions in PTX order, no reserved window section; shared variables keep
+    /// their symbols and `.extern .shared` arrays live in `.nv_debug.shared`.
+    DeviceDebug,
+    /// A `.target …, debug` module compiled without `-g`: functions in PTX order, no reserved
+    /// window section.
+    DebugTarget,
+}
+
+impl Build {
+    pub fn is_debug(self) -> bool {
+        self != Build::Optimized
+    }
 }
 
 /// `.note.nv.tkinfo`: which tool made the cubin.
@@ -166,8 +196,11 @@ pub struct Function {
     pub subroutines: Vec<Subroutine>,
     /// Relocations left in the code (`.rela.text.<name>`), in code order.
     pub relocs: Vec<Reloc>,
-    /// Relocations ptxas resolved itself; they leave an empty `.rela.text.<name>`.
+    /// Relocations ptxas resolved itself.
     pub resolved: Resolved,
+    /// Shared variables of the function, with offsets in `.nv.shared.<name>` (after the reserved
+    /// 1 KiB). ptxas keeps their symbols only in `-g` builds.
+    pub shared_vars: Vec<SharedVar>,
     /// Functions in other sections this one calls (`.nv.callgraph` edges), by symbol name.
     pub callees: Vec<String>,
     /// Texture/surface/sampler header slots in `.nv.constant0.<name>` after the parameters
@@ -177,25 +210,43 @@ pub struct Function {
     pub unwind: Unwind,
 }
 
-/// What ptxas resolved in a function's code.
+/// What is left of code relocations ptxas resolved itself (calls to subroutines in the same
+/// section, shared-memory addresses, constant-bank addresses).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Resolved {
-    /// Calls and branches to subroutines in the same section, or other internal references.
-    pub code: bool,
-    /// Shared-memory addresses (shared variables, `%reserved_smem_offset_*`).
-    pub shared: bool,
-}
-
-impl Resolved {
-    pub fn any(self) -> bool {
-        self.code || self.shared
-    }
+pub enum Resolved {
+    /// The code had no relocations.
+    #[default]
+    None,
+    /// An empty `.rela.text.<name>` remains (calls, shared memory).
+    EmptySection,
+    /// The section was dropped; only its names remain in the string tables (calls through
+    /// `.nv.constant4`, e.g. `__assertfail`).
+    NamesOnly,
 }
 
 /// `.nv.shared.<name>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedMem {
     pub size: u64,
+    pub align: u64,
+}
+
+/// A shared variable's symbol (`-g` builds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedVar {
+    pub name: String,
+    pub linkage: Linkage,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// An `.extern .shared` array (dynamic shared memory) in a `-g` build: a symbol in
+/// `.nv_debug.shared` (NOBITS, 0x400 bytes) whose value is where dynamic shared memory starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternShared {
+    pub name: String,
+    pub linkage: Linkage,
+    pub value: u64,
     pub align: u64,
 }
 
@@ -455,6 +506,20 @@ pub enum ExternKind {
 pub struct DebugSection {
     pub name: String,
     pub data: DataBlock,
+    /// Which relocation-section names ptxas creates for it (a relocation section exists only
+    /// when relocations remain).
+    pub rel_names: RelNames,
+}
+
+/// The names ptxas gives a debug section's relocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelNames {
+    /// No relocations.
+    None,
+    /// `.rel.X` and `.rela.X`: sections ptxas generates (`.debug_line`, `.nv_debug_line_sass`).
+    RelAndRela,
+    /// `.rela.X` only: DWARF sections copied from the PTX (`.debug_info`, `.debug_pubnames`).
+    RelaOnly,
 }
 
 impl Function {
@@ -473,8 +538,9 @@ impl Function {
             shared: None,
             subroutines: Vec::new(),
             relocs: Vec::new(),
-            resolved: Resolved::default(),
+            resolved: Resolved::None,
             callees: Vec::new(),
+            shared_vars: Vec::new(),
             bank0_slots: Vec::new(),
             unwind: Unwind {
                 cie: Cie::standard(),
@@ -491,7 +557,7 @@ impl Cubin {
             sm: 90,
             relocatable: false,
             elf_info_byte: runtime_abi::elf::info_byte::NONE,
-            debug_build: false,
+            build: Build::Optimized,
             tool: ToolInfo::ptxc("-arch sm_90a"),
             cuda: CudaInfo::default(),
             compat: Compat::default(),
@@ -502,6 +568,9 @@ impl Cubin {
             debug_sections: Vec::new(),
             gen_errbar_at_exit: false,
             reserved_smem_cap: None,
+            erased_symbol: None,
+            const_addresses_resolved: false,
+            extern_shared: Vec::new(),
         }
     }
 }

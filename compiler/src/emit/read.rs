@@ -173,6 +173,12 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
     let elf = &cx.elf;
     let names = &elf.names;
 
+    let shstr_names: std::collections::HashSet<String> = elf
+        .section_data(usize::from(elf.header.e_shstrndx))?
+        .split(|&b| b == 0)
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect();
+    let has_name = |n: &str| shstr_names.contains(n);
     let data_of = |name: &str| -> Result<Option<&[u8]>> {
         match elf.find(name) {
             Some(i) => Ok(Some(elf.section_data(i)?)),
@@ -193,7 +199,13 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
     let compat = Compat::decode(compat_bytes)
         .ok_or_else(|| ReadError(".nv.compat: records not in ptxas's form".into()))?;
 
-    let debug_build = elf.find(RESERVED_SMEM_SECTION).is_none();
+    let build = if elf.find(RESERVED_SMEM_SECTION).is_some() {
+        Build::Optimized
+    } else if has_name(DEBUG_SHARED_SECTION) {
+        Build::DeviceDebug
+    } else {
+        Build::DebugTarget
+    };
 
     // ---- functions, in section (processing) order ----
     let mut funcs: Vec<Function> = Vec::new();
@@ -472,40 +484,41 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
                 size: s.size,
                 align: s.addralign,
             });
+            for (k, sy) in cx.syms.iter().enumerate() {
+                if usize::from(sy.shndx) == si && sy.kind() == STT_OBJECT {
+                    f.shared_vars.push(SharedVar {
+                        name: cx.sym_names[k].clone(),
+                        linkage: Linkage::from_bind(sy.bind())
+                            .ok_or_else(|| ReadError(format!("binding {}", sy.bind())))?,
+                        offset: sy.value,
+                        size: sy.size,
+                    });
+                }
+            }
         }
         match cx.relocs_for(&format!(".text.{name}"))? {
-            Some(rs) if rs.is_empty() => f.resolved.code = true,
+            Some(rs) if rs.is_empty() => f.resolved = Resolved::EmptySection,
             Some(rs) => f.relocs = cx.model_relocs(&rs)?,
+            None if has_name(&format!(".rela.text.{name}")) => f.resolved = Resolved::NamesOnly,
             None => {}
         }
         let _ = fi;
     }
 
-    // ---- the nameless shared-resolution symbol ----
+    // ---- the nameless internal symbol ----
     let erased = cx
         .syms
         .iter()
         .enumerate()
         .skip(1)
         .any(|(k, s)| cx.sym_names[k].is_empty() && s.other == STV_INTERNAL && s.info == 0);
-    if erased {
-        let pick = funcs
-            .iter()
-            .position(|f| f.resolved.code && (f.shared.is_some() || f.attrs.reserved_smem_used))
-            .or_else(|| {
-                funcs
-                    .iter()
-                    .position(|f| f.resolved.code || !f.relocs.is_empty())
-            })
-            .or_else(|| (!funcs.is_empty()).then_some(0));
-        match pick {
-            Some(i) => {
-                funcs[i].resolved.shared = true;
-                funcs[i].resolved.code = false;
-            }
-            None => return bail("nameless internal symbol in a module without functions"),
-        }
-    }
+    let erased_symbol = if erased {
+        Some(erased_name_len(strs).ok_or_else(|| {
+            ReadError("nameless internal symbol, but no zeroed name in .strtab".into())
+        })?)
+    } else {
+        None
+    };
 
     // ---- call graph ----
     if let Some(d) = data_of(".nv.callgraph")? {
@@ -654,6 +667,26 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         }
     }
 
+    // ---- .extern .shared symbols of -g builds ----
+    let mut extern_shared = Vec::new();
+    if let Some(si) = elf.find(DEBUG_SHARED_SECTION) {
+        let sh = &elf.sections[si];
+        if sh.size != u64::from(runtime_abi::smem::USER_BASE) {
+            return bail(format!("{DEBUG_SHARED_SECTION}: size {:#x}", sh.size));
+        }
+        for (k, sy) in cx.syms.iter().enumerate() {
+            if usize::from(sy.shndx) == si && sy.kind() == STT_OBJECT {
+                extern_shared.push(ExternShared {
+                    name: cx.sym_names[k].clone(),
+                    linkage: Linkage::from_bind(sy.bind())
+                        .ok_or_else(|| ReadError(format!("binding {}", sy.bind())))?,
+                    value: sy.value,
+                    align: sh.addralign,
+                });
+            }
+        }
+    }
+
     // ---- compiler constant bank ----
     let bank4 = match elf.find(".nv.constant4") {
         Some(si) => Some(DataBlock {
@@ -696,6 +729,13 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         {
             continue;
         }
+        let rel_names = if has_name(&format!(".rel{name}")) {
+            RelNames::RelAndRela
+        } else if has_name(&format!(".rela{name}")) {
+            RelNames::RelaOnly
+        } else {
+            RelNames::None
+        };
         debug_sections.push(DebugSection {
             name: name.clone(),
             data: DataBlock {
@@ -703,6 +743,7 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
                 align: elf.sections[si].addralign,
                 relocs: cx.model_relocs(&cx.relocs_for(name)?.unwrap_or_default())?,
             },
+            rel_names,
         });
     }
 
@@ -724,6 +765,7 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
                 | ".nv.global"
                 | ".nv.global.init"
                 | RESERVED_SMEM_SECTION
+                | DEBUG_SHARED_SECTION
         ) || n.starts_with(".text.")
             || n.starts_with(".nv.info.")
             || n.starts_with(".nv.shared.")
@@ -735,14 +777,14 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         }
     }
 
-    if !debug_build {
+    if !build.is_debug() {
         funcs.reverse();
     }
     let c = Cubin {
         sm,
         relocatable,
         elf_info_byte,
-        debug_build,
+        build,
         tool,
         cuda,
         compat,
@@ -753,8 +795,49 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         debug_sections,
         gen_errbar_at_exit: gen_errbar,
         reserved_smem_cap,
+        erased_symbol,
+        const_addresses_resolved: has_name(".rela.nv.constant.user"),
+        extern_shared,
     };
     Ok(c)
+}
+
+/// The length of the name ptxas zeroed in `.strtab`: the first run of NULs longer than a
+/// terminator that does not follow a renamed section name (`.nv.constant3`/`4`, `.nv.constant0.*`).
+fn erased_name_len(strtab: &[u8]) -> Option<usize> {
+    let mut i = 1;
+    while i < strtab.len() {
+        if strtab[i] != 0 {
+            i += 1;
+            continue;
+        }
+        // strtab[i] terminates the string that starts after the previous NUL.
+        let start = strtab[..i]
+            .iter()
+            .rposition(|&b| b == 0)
+            .map(|p| p + 1)
+            .unwrap_or(0);
+        let prev = &strtab[start..i];
+        let mut j = i + 1;
+        while j < strtab.len() && strtab[j] == 0 {
+            j += 1;
+        }
+        let renamed = if prev == b".nv.constant3" {
+            4
+        } else if prev == b".nv.constant4" {
+            3
+        } else if prev.starts_with(b".nv.constant0.") {
+            26
+        } else {
+            0
+        };
+        let zeros = (j - i - 1).saturating_sub(renamed);
+        if zeros >= 2 && j < strtab.len() {
+            return Some(zeros - 1);
+        }
+        i = j.max(i + 1);
+    }
+    None
 }
 
 const PARAM_BASE_U32: u32 = runtime_abi::cbank0::PARAM_BASE;

@@ -134,7 +134,7 @@ struct Writer<'a> {
 /// Writes a cubin.
 pub fn write(c: &Cubin) -> Result<Vec<u8>> {
     let mut order: Vec<usize> = (0..c.functions.len()).collect();
-    if !c.debug_build {
+    if !c.build.is_debug() {
         order.reverse();
     }
     let texts = c.functions.iter().map(|f| pad_text(&f.code)).collect();
@@ -209,7 +209,6 @@ impl Writer<'_> {
     /// Replays ptxas's creation of sections, symbols and strings.
     fn simulate(&mut self) {
         let c = self.c;
-        let debug = c.debug_build;
         for s in [
             ".shstrtab",
             ".strtab",
@@ -251,6 +250,7 @@ impl Writer<'_> {
         let order = self.order.clone();
         if order.is_empty() {
             self.module_head();
+            self.module_vars();
         }
         for (i, &fi) in order.iter().enumerate() {
             let f = self.func(fi).clone();
@@ -295,6 +295,38 @@ impl Writer<'_> {
             if i == 0 {
                 self.module_vars();
             }
+            // Shared-variable symbols survive only in -g builds.
+            if c.build == Build::DeviceDebug {
+                for v in &f.shared_vars {
+                    let name = self.strtab.add(&v.name);
+                    if v.linkage == Linkage::Local {
+                        self.syms.push(Sym {
+                            name,
+                            info: STT_OBJECT,
+                            other: 0,
+                            sec: Sec::Named(shared.clone()),
+                            value: v.offset,
+                            size: v.size,
+                            key: v.name.clone(),
+                        });
+                    }
+                }
+            }
+            if i == 0
+                && let Some(n) = c.erased_symbol
+            {
+                // A nameless internal symbol whose name ptxas zeroed.
+                self.strtab.add_padded("", n);
+                self.syms.push(Sym {
+                    name: 0,
+                    info: 0,
+                    other: STV_INTERNAL,
+                    sec: Sec::Undef,
+                    value: 0,
+                    size: 0,
+                    key: String::new(),
+                });
+            }
             // Subroutines that are not global get their symbols now.
             for (k, s) in f.subroutines.iter().enumerate() {
                 if s.linkage != Linkage::Global {
@@ -312,19 +344,6 @@ impl Writer<'_> {
                     self.syms.push(s);
                     early_syms.insert(r.symbol.clone(), ());
                 }
-            }
-            if i == 0 && c.functions.iter().any(|f| f.resolved.shared) {
-                // A nameless internal symbol whose 20-character name ptxas zeroed.
-                self.strtab.add_padded("", 20);
-                self.syms.push(Sym {
-                    name: 0,
-                    info: 0,
-                    other: STV_INTERNAL,
-                    sec: Sec::Undef,
-                    value: 0,
-                    size: 0,
-                    key: String::new(),
-                });
             }
             if !f.bank0_slots.is_empty() {
                 // ptxas creates `.nv.constant.entry_image_header_indices.<k>` and its relocation
@@ -344,14 +363,21 @@ impl Writer<'_> {
                 self.create(&n, Group::ConstBanks, (0, 0));
                 self.create(&format!(".rela{n}"), Group::Rela, (3, 0));
             }
-            if !f.relocs.is_empty() || f.resolved.any() {
+            if !f.relocs.is_empty() || f.resolved != Resolved::None {
                 let (a, b) = (format!(".rel{text}"), format!(".rela{text}"));
-                let (first, second) = if debug { (&b, &a) } else { (&a, &b) };
+                // Relocations that stay put the `.rela` name first; resolved ones `.rel`.
+                let (first, second) = if f.relocs.is_empty() {
+                    (&a, &b)
+                } else {
+                    (&b, &a)
+                };
                 self.shstr.add(first);
                 self.shstr.add(second);
                 self.strtab.add(first);
                 self.strtab.add(second);
-                self.create(&b, Group::Rela, (0, 0));
+                if !f.relocs.is_empty() || f.resolved == Resolved::EmptySection {
+                    self.create(&b, Group::Rela, (0, 0));
+                }
             }
         }
         // Debug sections.
@@ -365,13 +391,28 @@ impl Writer<'_> {
             let s = sec_sym(&mut self.strtab, &d.name);
             debug_syms.push(s);
             self.create(&d.name, Group::Debug, (1, 0));
+            let (a, b) = (format!(".rel{}", d.name), format!(".rela{}", d.name));
+            match d.rel_names {
+                RelNames::None => {}
+                RelNames::RelAndRela => {
+                    for n in [&a, &b] {
+                        self.shstr.add(n);
+                        self.strtab.add(n);
+                    }
+                }
+                RelNames::RelaOnly => {
+                    self.shstr.add(&b);
+                    self.strtab.add(&b);
+                }
+            }
             if !d.data.relocs.is_empty() {
-                let (a, b) = (format!(".rel{}", d.name), format!(".rela{}", d.name));
-                self.shstr.add(&a);
-                self.shstr.add(&b);
-                self.strtab.add(&a);
-                self.strtab.add(&b);
                 self.create(&b, Group::Rela, (1, 0));
+            }
+        }
+        if c.const_addresses_resolved {
+            for n in [".rel.nv.constant.user", ".rela.nv.constant.user"] {
+                self.shstr.add(n);
+                self.strtab.add(n);
             }
         }
         if let Some(b4) = &c.bank4
@@ -419,6 +460,35 @@ impl Writer<'_> {
                 }
             }
         }
+        // Global variables.
+        for (vi, v) in c.variables.iter().enumerate() {
+            if v.linkage == Linkage::Global {
+                let name = self.strtab.add(&v.name);
+                self.syms.push(Sym {
+                    name,
+                    info: STB_GLOBAL << 4 | STT_OBJECT,
+                    other: 0,
+                    sec: Sec::Named(var_section(v).to_string()),
+                    value: var_offset(c, vi),
+                    size: v.size,
+                    key: v.name.clone(),
+                });
+            }
+        }
+        if c.build == Build::DeviceDebug {
+            for e in &c.extern_shared {
+                let name = self.strtab.add(&e.name);
+                self.syms.push(Sym {
+                    name,
+                    info: e.linkage.bind() << 4 | STT_OBJECT,
+                    other: 0,
+                    sec: Sec::Named(DEBUG_SHARED_SECTION.into()),
+                    value: e.value,
+                    size: 0,
+                    key: e.name.clone(),
+                });
+            }
+        }
         for e in &c.externs {
             let ty = match e.kind {
                 ExternKind::Function => STT_FUNC,
@@ -462,7 +532,7 @@ impl Writer<'_> {
     /// The reserved shared-memory symbols and section, created after the first function's
     /// sections.
     fn module_head(&mut self) {
-        let debug = self.c.debug_build;
+        let debug = self.c.build.is_debug();
         let off = self.strtab.add(RESERVED_SMEM_SYMBOL);
         self.syms.push(Sym {
             name: off,
@@ -487,6 +557,13 @@ impl Writer<'_> {
                 key: RESERVED_SMEM_ALIAS.into(),
             });
             self.create(RESERVED_SMEM_SECTION, Group::DataNobits, (0, 0));
+        }
+        if self.c.build == Build::DeviceDebug {
+            self.shstr.add(DEBUG_SHARED_SECTION);
+            self.strtab.add(DEBUG_SHARED_SECTION);
+            if !self.c.extern_shared.is_empty() {
+                self.create(DEBUG_SHARED_SECTION, Group::DataNobits, (0, 0));
+            }
         }
         if let Some(v) = self.c.reserved_smem_cap {
             let off = self.strtab.add(RESERVED_SMEM_CAP_SYMBOL);
@@ -540,17 +617,19 @@ impl Writer<'_> {
                 };
                 self.create(sec, group, (0, 0));
             }
-            let name = self.strtab.add(&v.name);
-            let value = var_offset(c, vi);
-            self.syms.push(Sym {
-                name,
-                info: v.linkage.bind() << 4 | STT_OBJECT,
-                other: 0,
-                sec: Sec::Named(sec.to_string()),
-                value,
-                size: v.size,
-                key: v.name.clone(),
-            });
+            if v.linkage != Linkage::Global {
+                let name = self.strtab.add(&v.name);
+                let value = var_offset(c, vi);
+                self.syms.push(Sym {
+                    name,
+                    info: v.linkage.bind() << 4 | STT_OBJECT,
+                    other: 0,
+                    sec: Sec::Named(sec.to_string()),
+                    value,
+                    size: v.size,
+                    key: v.name.clone(),
+                });
+            }
             if Some(vi) == first_bank4_var && !bank4_done {
                 self.bank4_section();
                 bank4_done = true;
@@ -769,6 +848,12 @@ impl Writer<'_> {
                 RESERVED_SMEM_SECTION => {
                     h.sh_type = SHT_NOBITS;
                     h.flags = SHF_ALLOC | SHF_WRITE;
+                }
+                DEBUG_SHARED_SECTION => {
+                    h.sh_type = SHT_NOBITS;
+                    h.flags = SHF_ALLOC | SHF_WRITE;
+                    h.size = u64::from(runtime_abi::smem::USER_BASE);
+                    h.addralign = c.extern_shared.iter().map(|e| e.align).max().unwrap_or(1);
                 }
                 _ => {
                     if let Some(f) = n.strip_prefix(".nv.info.") {
