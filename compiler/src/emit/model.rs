@@ -47,11 +47,9 @@ pub struct Cubin {
     /// The value of ptxas's `.nv.reservedSmem.cap` symbol (0x400), present when code uses the
     /// reserved shared-memory capacity (remote mbarrier arrives).
     pub reserved_smem_cap: Option<u64>,
-    /// When code refers to an internal shared-memory symbol (shared variables, the reserved
-    /// window) ptxas resolves the reference, keeps the symbol nameless (`STV_INTERNAL`) and zeroes
-    /// its name in `.strtab`: this is the length of that name (20; 22 for
-    /// `%reserved_smem_offset_begin`).
-    pub erased_symbol: Option<usize>,
+    /// The module declares module-scope `.shared` variables: a `-g` build then names
+    /// `.nv_debug.shared`, the section for those no kernel claims.
+    pub module_shared_vars: bool,
     /// `.extern .shared` arrays. Their symbols appear only in `-g` builds, in the
     /// `.nv_debug.shared` section.
     pub extern_shared: Vec<ExternShared>,
@@ -203,9 +201,16 @@ pub struct Function {
     pub shared_vars: Vec<SharedVar>,
     /// Functions in other sections this one calls (`.nv.callgraph` edges), by symbol name.
     pub callees: Vec<String>,
-    /// Texture/surface/sampler header slots in `.nv.constant0.<name>` after the parameters
-    /// (one 4-byte slot per symbol, relocated with `R_CUDA_TEX_HEADER_INDEX`).
-    pub bank0_slots: Vec<String>,
+    /// Texture/surface/sampler header slots in `.nv.constant0.<name>`, 4 bytes each, after the
+    /// parameters (at the next 4-byte boundary). Slot `i` belongs to the module's `i`-th
+    /// texture/surface number, so unused slots are `None`.
+    pub bank0_slots: Vec<Option<HeaderSlot>>,
+    /// When this function's code refers to an internal shared-memory symbol (shared variables,
+    /// the reserved window), ptxas resolves the reference, keeps the symbol nameless
+    /// (`STV_INTERNAL`) and zeroes its name in `.strtab`: the length of that name (20; 22 for
+    /// `%reserved_smem_offset_begin`). At most one function of a module has it: the first one
+    /// ptxas processes that makes the reference.
+    pub erased_symbol: Option<usize>,
     /// Unwind information for `.debug_frame`.
     pub unwind: Unwind,
 }
@@ -229,6 +234,15 @@ pub enum Resolved {
 pub struct SharedMem {
     pub size: u64,
     pub align: u64,
+}
+
+/// A texture/surface header slot in constant bank 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderSlot {
+    /// The `.texref`/`.surfref`/`.samplerref` symbol.
+    pub symbol: String,
+    /// `R_CUDA_TEX_HEADER_INDEX` or `R_CUDA_SURF_HEADER_INDEX`.
+    pub reloc: u32,
 }
 
 /// A shared variable's symbol (`-g` builds).
@@ -457,9 +471,12 @@ pub struct Variable {
     pub size: u64,
     pub align: u64,
     /// Initial bytes (`.nv.global.init` / `.nv.constant3`); `None` for a zero-initialized
-    /// `.global` (`.nv.global`, NOBITS). Variables are placed in their section in model order,
-    /// each at its alignment.
+    /// `.global` (`.nv.global`, NOBITS). ptxas places a section's variables by decreasing
+    /// alignment (PTX order among equals), each at its alignment.
     pub init: Option<Vec<u8>>,
+    /// Relocations in the initializer (offsets relative to the variable), e.g. the generic
+    /// addresses in `.const .u64 p[2] = {g, h};` (`R_CUDA_G64`).
+    pub relocs: Vec<Reloc>,
 }
 
 /// Where a module variable lives.
@@ -542,6 +559,7 @@ impl Function {
             callees: Vec::new(),
             shared_vars: Vec::new(),
             bank0_slots: Vec::new(),
+            erased_symbol: None,
             unwind: Unwind {
                 cie: Cie::standard(),
                 ops: Vec::new(),
@@ -568,8 +586,8 @@ impl Cubin {
             debug_sections: Vec::new(),
             gen_errbar_at_exit: false,
             reserved_smem_cap: None,
-            erased_symbol: None,
             const_addresses_resolved: false,
+            module_shared_vars: false,
             extern_shared: Vec::new(),
         }
     }

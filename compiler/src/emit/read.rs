@@ -201,10 +201,10 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
 
     let build = if elf.find(RESERVED_SMEM_SECTION).is_some() {
         Build::Optimized
-    } else if has_name(DEBUG_SHARED_SECTION) {
-        Build::DeviceDebug
-    } else {
+    } else if elf_info_byte == info_byte::DEBUG_TARGET {
         Build::DebugTarget
+    } else {
+        Build::DeviceDebug
     };
 
     // ---- functions, in section (processing) order ----
@@ -432,16 +432,36 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
                 // Texture header slots after the parameters.
                 let slots_at = u64::from((PARAM_BASE_U32 + layout.size).next_multiple_of(4));
                 if let Some(rs) = cx.relocs_for(&const0)? {
-                    let mut rs = rs.clone();
-                    rs.reverse();
-                    for (n, r) in rs.iter().enumerate() {
-                        if r.ty != runtime_abi::reloc::R_CUDA_TEX_HEADER_INDEX
-                            || r.offset != slots_at + 4 * n as u64
-                            || r.addend != 0
-                        {
-                            return bail(format!("{const0}: unexpected relocation {r:?}"));
+                    let nslots = (data.len() as u64).saturating_sub(slots_at) / 4;
+                    f.bank0_slots = vec![None; nslots as usize];
+                    for r in rs.iter().rev() {
+                        let k = r.offset.checked_sub(slots_at).map(|d| d / 4);
+                        let ok = matches!(
+                            r.ty,
+                            runtime_abi::reloc::R_CUDA_TEX_HEADER_INDEX
+                                | runtime_abi::reloc::R_CUDA_SURF_HEADER_INDEX
+                        ) && r.addend == 0
+                            && r.offset >= slots_at
+                            && (r.offset - slots_at).is_multiple_of(4);
+                        match k {
+                            Some(k) if ok && (k as usize) < f.bank0_slots.len() => {
+                                if f.bank0_slots[k as usize].is_some() {
+                                    return bail(format!("{const0}: slot {k} relocated twice"));
+                                }
+                                f.bank0_slots[k as usize] = Some(HeaderSlot {
+                                    symbol: cx.sym_name(r.sym)?.to_string(),
+                                    reloc: r.ty,
+                                });
+                            }
+                            _ => return bail(format!("{const0}: unexpected relocation {r:?}")),
                         }
-                        f.bank0_slots.push(cx.sym_name(r.sym)?.to_string());
+                    }
+                    // ptxas writes the relocations newest first, in slot order.
+                    let written: Vec<u64> = rs.iter().map(|r| r.offset).collect();
+                    let mut sorted = written.clone();
+                    sorted.sort_by(|a, b| b.cmp(a));
+                    if written != sorted {
+                        return bail(format!("{const0}: relocations not in slot order"));
                     }
                 }
                 let want = if f.bank0_slots.is_empty() {
@@ -505,20 +525,39 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         let _ = fi;
     }
 
-    // ---- the nameless internal symbol ----
-    let erased = cx
+    // ---- the nameless internal symbol: it belongs to the function whose section symbol
+    // precedes it ----
+    let erased: Vec<usize> = cx
         .syms
         .iter()
         .enumerate()
         .skip(1)
-        .any(|(k, s)| cx.sym_names[k].is_empty() && s.other == STV_INTERNAL && s.info == 0);
-    let erased_symbol = if erased {
-        Some(erased_name_len(strs).ok_or_else(|| {
-            ReadError("nameless internal symbol, but no zeroed name in .strtab".into())
-        })?)
-    } else {
-        None
-    };
+        .filter(|(k, s)| cx.sym_names[*k].is_empty() && s.other == STV_INTERNAL && s.info == 0)
+        .map(|(k, _)| k)
+        .collect();
+    match erased.as_slice() {
+        [] => {}
+        [k] => {
+            let owner = cx.syms[..*k]
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(j, s)| {
+                    (s.info == STT_SECTION)
+                        .then(|| names.get(usize::from(s.shndx)))
+                        .flatten()
+                        .and_then(|n| n.strip_prefix(".text."))
+                        .and_then(|n| funcs.iter().position(|f| f.name == n))
+                        .filter(|_| j > 0)
+                })
+                .or_else(|| (!funcs.is_empty()).then_some(0))
+                .ok_or_else(|| ReadError("nameless internal symbol without functions".into()))?;
+            funcs[owner].erased_symbol = Some(erased_name_len(strs).ok_or_else(|| {
+                ReadError("nameless internal symbol, but no zeroed name in .strtab".into())
+            })?);
+        }
+        _ => return bail("more than one nameless internal symbol"),
+    }
 
     // ---- call graph ----
     if let Some(d) = data_of(".nv.callgraph")? {
@@ -615,57 +654,8 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
     }
 
     // ---- module variables ----
-    let mut variables = Vec::new();
-    for (sec, space, init) in [
-        (".nv.global.init", VarSpace::Global, true),
-        (".nv.global", VarSpace::Global, false),
-        (".nv.constant3", VarSpace::Const, true),
-    ] {
-        let Some(si) = elf.find(sec) else { continue };
-        let data = elf.section_data(si)?;
-        let sec_align = elf.sections[si].addralign.max(1);
-        let mut vars: Vec<(u64, usize)> = cx
-            .syms
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| usize::from(s.shndx) == si && s.kind() == STT_OBJECT)
-            .map(|(k, s)| (s.value, k))
-            .collect();
-        vars.sort();
-        let mut end = 0u64;
-        for (n, &(off, k)) in vars.iter().enumerate() {
-            let s = &cx.syms[k];
-            let align = if n == 0 {
-                sec_align
-            } else {
-                u64::from(
-                    param::infer_align(end as u32, off as u32, s.size as u32)
-                        .ok_or_else(|| ReadError(format!("{sec}: variable offsets overlap")))?,
-                )
-            };
-            if n == 0 && off != 0 {
-                return bail(format!("{sec}: first variable not at offset 0"));
-            }
-            let init_bytes = if init {
-                let b = data
-                    .get(off as usize..(off + s.size) as usize)
-                    .ok_or_else(|| ReadError(format!("{sec}: variable outside section")))?;
-                Some(b.to_vec())
-            } else {
-                None
-            };
-            variables.push(Variable {
-                name: cx.sym_names[k].clone(),
-                space,
-                linkage: Linkage::from_bind(s.bind())
-                    .ok_or_else(|| ReadError(format!("binding {}", s.bind())))?,
-                size: s.size,
-                align,
-                init: init_bytes,
-            });
-            end = off + s.size;
-        }
-    }
+    let variables = read_variables(&cx)?;
+    let const_relocs_present = elf.find(".rela.nv.constant3").is_some();
 
     // ---- .extern .shared symbols of -g builds ----
     let mut extern_shared = Vec::new();
@@ -795,11 +785,133 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
         debug_sections,
         gen_errbar_at_exit: gen_errbar,
         reserved_smem_cap,
-        erased_symbol,
-        const_addresses_resolved: has_name(".rela.nv.constant.user"),
+        const_addresses_resolved: has_name(".rela.nv.constant.user") && !const_relocs_present,
+        module_shared_vars: has_name(DEBUG_SHARED_SECTION),
         extern_shared,
     };
     Ok(c)
+}
+
+/// The variables of `.nv.global.init`, `.nv.global` and `.nv.constant3`, in a PTX order
+/// reconstructed from symbol creation order, with alignments that reproduce ptxas's placement
+/// (decreasing alignment, PTX order among equals).
+fn read_variables(cx: &Ctx<'_>) -> Result<Vec<Variable>> {
+    let elf = &cx.elf;
+    let sections: Vec<(usize, &str, VarSpace, bool)> = [
+        (".nv.global.init", VarSpace::Global, true),
+        (".nv.global", VarSpace::Global, false),
+        (".nv.constant3", VarSpace::Const, true),
+    ]
+    .into_iter()
+    .filter_map(|(n, sp, init)| elf.find(n).map(|i| (i, n, sp, init)))
+    .collect();
+    if elf.find(".rela.nv.global.init").is_some() {
+        return bail(".rela.nv.global.init: relocated global initializers are not in the model");
+    }
+    let is_var =
+        |s: &Symbol| s.kind() == STT_OBJECT && sections.iter().any(|x| x.0 == usize::from(s.shndx));
+    // PTX order: walk the symbols; a global variable's symbol comes late, so it is placed where
+    // its section was created.
+    let mut order: Vec<usize> = Vec::new();
+    for (k, s) in cx.syms.iter().enumerate() {
+        if s.info == STT_SECTION && sections.iter().any(|x| x.0 == usize::from(s.shndx)) {
+            let mut globals: Vec<(u64, usize)> = cx
+                .syms
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| is_var(g) && g.shndx == s.shndx && g.bind() == STB_GLOBAL)
+                .map(|(j, g)| (g.value, j))
+                .collect();
+            globals.sort();
+            order.extend(globals.into_iter().map(|g| g.1));
+        } else if is_var(s) && s.bind() != STB_GLOBAL {
+            order.push(k);
+        }
+    }
+    let pos = |k: usize| order.iter().position(|&o| o == k).unwrap_or(usize::MAX);
+    let mut aligns: HashMap<usize, u64> = HashMap::new();
+    let mut inits: HashMap<usize, Option<Vec<u8>>> = HashMap::new();
+    let mut relocs: HashMap<usize, Vec<Reloc>> = HashMap::new();
+    for &(si, sec, _, init) in &sections {
+        let data = elf.section_data(si)?;
+        let sec_align = elf.sections[si].addralign.max(1);
+        let mut vars: Vec<(u64, usize)> = cx
+            .syms
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| is_var(s) && usize::from(s.shndx) == si)
+            .map(|(k, s)| (s.value, k))
+            .collect();
+        vars.sort();
+        let mut end = 0u64;
+        let mut prev: Option<(usize, u64)> = None;
+        for &(off, k) in &vars {
+            let s = &cx.syms[k];
+            let align = match prev {
+                None if off == 0 => sec_align,
+                None => return bail(format!("{sec}: first variable not at offset 0")),
+                Some((pk, pa)) => {
+                    let cap = if pos(pk) < pos(k) { pa } else { pa / 2 };
+                    (0..64)
+                        .map(|b| 1u64 << b)
+                        .take_while(|&p| p <= cap)
+                        .filter(|&p| off.is_multiple_of(p) && end.next_multiple_of(p) == off)
+                        .max()
+                        .ok_or_else(|| {
+                            ReadError(format!(
+                                "{sec}: variable {} is not where ptxas's layout puts it",
+                                cx.sym_names[k]
+                            ))
+                        })?
+                }
+            };
+            aligns.insert(k, align);
+            let init_bytes = if init {
+                let b = data
+                    .get(off as usize..(off + s.size) as usize)
+                    .ok_or_else(|| ReadError(format!("{sec}: variable outside section")))?;
+                Some(b.to_vec())
+            } else {
+                None
+            };
+            inits.insert(k, init_bytes);
+            end = off + s.size;
+            prev = Some((k, align));
+        }
+        if sec == ".nv.constant3"
+            && let Some(rs) = cx.relocs_for(sec)?
+        {
+            for r in cx.model_relocs(&rs)? {
+                let owner = vars
+                    .iter()
+                    .find(|&&(o, k)| r.offset >= o && r.offset < o + cx.syms[k].size)
+                    .ok_or_else(|| ReadError(format!("{sec}: relocation outside variables")))?;
+                relocs.entry(owner.1).or_default().push(Reloc {
+                    offset: r.offset - owner.0,
+                    ..r
+                });
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in order {
+        let s = &cx.syms[k];
+        let &(_, _, space, _) = sections
+            .iter()
+            .find(|x| x.0 == usize::from(s.shndx))
+            .expect("variable section");
+        out.push(Variable {
+            name: cx.sym_names[k].clone(),
+            space,
+            linkage: Linkage::from_bind(s.bind())
+                .ok_or_else(|| ReadError(format!("binding {}", s.bind())))?,
+            size: s.size,
+            align: aligns[&k],
+            init: inits.remove(&k).flatten(),
+            relocs: relocs.remove(&k).unwrap_or_default(),
+        });
+    }
+    Ok(out)
 }
 
 /// The length of the name ptxas zeroed in `.strtab`: the first run of NULs longer than a

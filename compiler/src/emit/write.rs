@@ -249,7 +249,7 @@ impl Writer<'_> {
         let mut early_syms: HashMap<String, ()> = HashMap::new();
         let order = self.order.clone();
         if order.is_empty() {
-            self.module_head();
+            self.module_head(false);
             self.module_vars();
         }
         for (i, &fi) in order.iter().enumerate() {
@@ -267,8 +267,8 @@ impl Writer<'_> {
             let t = sec_sym(&mut self.strtab, &text);
             self.syms.push(t);
             self.create(&text, Group::Text, (0, 0));
-            self.shstr.add(&info);
             if kernel {
+                self.shstr.add(&info);
                 self.strtab.add(&info);
                 self.shstr.add(&shared);
                 self.strtab.add(&shared);
@@ -287,45 +287,21 @@ impl Writer<'_> {
                 self.create(&shared, Group::DataNobits, (0, 0));
             }
             if i == 0 {
-                self.module_head();
-            }
-            if !kernel {
-                self.strtab.add(&info);
-            }
-            if i == 0 {
+                self.module_head(kernel);
                 self.module_vars();
             }
-            // Shared-variable symbols survive only in -g builds.
-            if c.build == Build::DeviceDebug {
-                for v in &f.shared_vars {
-                    let name = self.strtab.add(&v.name);
-                    if v.linkage == Linkage::Local {
-                        self.syms.push(Sym {
-                            name,
-                            info: STT_OBJECT,
-                            other: 0,
-                            sec: Sec::Named(shared.clone()),
-                            value: v.offset,
-                            size: v.size,
-                            key: v.name.clone(),
-                        });
-                    }
-                }
+            if !kernel {
+                self.shstr.add(&info);
+                self.strtab.add(&info);
             }
-            if i == 0
-                && let Some(n) = c.erased_symbol
-            {
-                // A nameless internal symbol whose name ptxas zeroed.
-                self.strtab.add_padded("", n);
-                self.syms.push(Sym {
-                    name: 0,
-                    info: 0,
-                    other: STV_INTERNAL,
-                    sec: Sec::Undef,
-                    value: 0,
-                    size: 0,
-                    key: String::new(),
-                });
+            // The first function's shared variables come before the internal symbol, later
+            // functions' after it.
+            if i == 0 {
+                self.shared_var_syms(&f, &shared);
+                self.erased_sym(&f);
+            } else {
+                self.erased_sym(&f);
+                self.shared_var_syms(&f, &shared);
             }
             // Subroutines that are not global get their symbols now.
             for (k, s) in f.subroutines.iter().enumerate() {
@@ -345,7 +321,7 @@ impl Writer<'_> {
                     early_syms.insert(r.symbol.clone(), ());
                 }
             }
-            if !f.bank0_slots.is_empty() {
+            if !f.bank0_slots.is_empty() && !c.build.is_debug() {
                 // ptxas creates `.nv.constant.entry_image_header_indices.<k>` and its relocation
                 // section, then renames them in place to `.nv.constant0.<k>` and
                 // `.rela.nv.constant0.<k>` (the rest of the longer name stays as NULs).
@@ -361,16 +337,19 @@ impl Writer<'_> {
                     ..sec_sym(&mut StrTab::new(), &n)
                 });
                 self.create(&n, Group::ConstBanks, (0, 0));
-                self.create(&format!(".rela{n}"), Group::Rela, (3, 0));
+                // The first function's goes before `.rela.debug_frame`, every other one after.
+                let rank = if i == 0 { 3 } else { 5 };
+                self.create(&format!(".rela{n}"), Group::Rela, (rank, i as u32));
             }
             if !f.relocs.is_empty() || f.resolved != Resolved::None {
                 let (a, b) = (format!(".rel{text}"), format!(".rela{text}"));
-                // Relocations that stay put the `.rela` name first; resolved ones `.rel`.
-                let (first, second) = if f.relocs.is_empty() {
-                    (&a, &b)
-                } else {
-                    (&b, &a)
-                };
+                // `.rela` is named first when every relocation is against code (calls, return
+                // addresses); any relocation against data, or none left, names `.rel` first.
+                let code_only = !f.relocs.is_empty()
+                    && f.relocs
+                        .iter()
+                        .all(|r| !c.variables.iter().any(|v| v.name == r.symbol));
+                let (first, second) = if code_only { (&b, &a) } else { (&a, &b) };
                 self.shstr.add(first);
                 self.shstr.add(second);
                 self.strtab.add(first);
@@ -409,12 +388,6 @@ impl Writer<'_> {
                 self.create(&b, Group::Rela, (1, 0));
             }
         }
-        if c.const_addresses_resolved {
-            for n in [".rel.nv.constant.user", ".rela.nv.constant.user"] {
-                self.shstr.add(n);
-                self.strtab.add(n);
-            }
-        }
         if let Some(b4) = &c.bank4
             && !b4.relocs.is_empty()
         {
@@ -424,13 +397,38 @@ impl Writer<'_> {
             self.strtab.add(".rela.nv.constant.pic");
             self.create(".rela.nv.constant4", Group::Rela, (2, 0));
         }
-        for &fi in &order {
-            let f = self.func(fi);
-            if !f.bank0_slots.is_empty() {
-                let n = format!(".rel{TEX_HEADER_PREFIX}{}", f.name);
-                self.shstr.add(&n);
-                self.strtab.add(&n);
+        // `.const` initializers with addresses: `.rela.nv.constant.user`, renamed to
+        // `.rela.nv.constant3` when relocations remain.
+        let const_relocs = c
+            .variables
+            .iter()
+            .any(|v| v.space == VarSpace::Const && !v.relocs.is_empty());
+        if const_relocs || c.const_addresses_resolved {
+            self.shstr.add(".rel.nv.constant.user");
+            self.strtab.add(".rel.nv.constant.user");
+            self.strtab.add(".rela.nv.constant.user");
+            if const_relocs {
+                self.shstr.add_padded(".rela.nv.constant3", 4);
+                self.create(".rela.nv.constant3", Group::Rela, (2, 1));
+            } else {
+                self.shstr.add(".rela.nv.constant.user");
             }
+        }
+        // The `.rel` names of texture header slots: the first function's before those of
+        // `.debug_frame`, the others after (optimized builds only).
+        let tex_rel: Vec<String> = order
+            .iter()
+            .map(|&fi| self.func(fi))
+            .filter(|f| !f.bank0_slots.is_empty() && !c.build.is_debug())
+            .map(|f| format!(".rel{TEX_HEADER_PREFIX}{}", f.name))
+            .collect();
+        let first_tex = order
+            .first()
+            .is_some_and(|&fi| !self.func(fi).bank0_slots.is_empty());
+        let (before, after) = tex_rel.split_at(usize::from(first_tex && !tex_rel.is_empty()));
+        for n in before {
+            self.shstr.add(n);
+            self.strtab.add(n);
         }
         if any_fde {
             self.shstr.add(".rel.debug_frame");
@@ -439,6 +437,10 @@ impl Writer<'_> {
             self.strtab.add(".rela.debug_frame");
             self.create(".rela.debug_frame", Group::Rela, (4, 0));
         }
+        for n in after {
+            self.shstr.add(n);
+            self.strtab.add(n);
+        }
         self.shstr.add(".nv.callgraph");
         let cg = sec_sym(&mut self.strtab, ".nv.callgraph");
         self.create(".nv.callgraph", Group::Info, (2, 0));
@@ -446,7 +448,31 @@ impl Writer<'_> {
         self.strtab.add(".nv.prototype");
         self.syms.extend(debug_syms);
         self.syms.push(cg);
-        // Global functions and their global subroutines.
+        // Debug builds create the texture-slot banks here, renamed the same way as in optimized
+        // builds but without `.rel` names.
+        for &fi in &order {
+            let f = self.func(fi).clone();
+            if f.kind == FunctionKind::Kernel && c.build.is_debug() && !f.bank0_slots.is_empty() {
+                // Debug builds create the texture-slot bank here, renamed the same way but
+                // without `.rel` names.
+                let n = format!(".nv.constant0.{}", f.name);
+                let extra = TEX_HEADER_PREFIX.len() - ".nv.constant0.".len();
+                self.strtab
+                    .add(&format!(".rela{TEX_HEADER_PREFIX}{}", f.name));
+                let off = self.strtab.add_padded(&n, extra);
+                self.shstr.add_padded(&n, extra);
+                self.shstr.add_padded(&format!(".rela{n}"), extra);
+                self.syms.push(Sym {
+                    name: off,
+                    ..sec_sym(&mut StrTab::new(), &n)
+                });
+                self.create(&n, Group::ConstBanks, (0, 0));
+                self.create(&format!(".rela{n}"), Group::Rela, (5, 0));
+            }
+        }
+        // Global functions and their global subroutines; the external symbols follow the
+        // first of them.
+        let mut externs_done = false;
         for &fi in &order {
             let f = self.func(fi).clone();
             if !early_syms.contains_key(&f.name) {
@@ -458,6 +484,10 @@ impl Writer<'_> {
                     let sym = self.sub_sym(fi, k);
                     self.syms.push(sym);
                 }
+            }
+            if !externs_done {
+                self.extern_syms();
+                externs_done = true;
             }
         }
         // Global variables.
@@ -489,7 +519,24 @@ impl Writer<'_> {
                 });
             }
         }
-        for e in &c.externs {
+        if !externs_done {
+            self.extern_syms();
+        }
+        for &fi in &order {
+            let f = self.func(fi).clone();
+            if f.kind == FunctionKind::Kernel && f.bank0_slots.is_empty() {
+                let n = format!(".nv.constant0.{}", f.name);
+                self.shstr.add(&n);
+                let s = sec_sym(&mut self.strtab, &n);
+                self.syms.push(s);
+                self.create(&n, Group::Constant0, (0, 0));
+            }
+        }
+    }
+
+    /// Symbols of undefined externals (`__assertfail`, texture references).
+    fn extern_syms(&mut self) {
+        for e in &self.c.externs {
             let ty = match e.kind {
                 ExternKind::Function => STT_FUNC,
                 ExternKind::Texture => STT_CUDA_TEXTURE,
@@ -507,15 +554,40 @@ impl Writer<'_> {
                 key: e.name.clone(),
             });
         }
-        for &fi in &order {
-            let f = self.func(fi).clone();
-            if f.kind == FunctionKind::Kernel && f.bank0_slots.is_empty() {
-                let n = format!(".nv.constant0.{}", f.name);
-                self.shstr.add(&n);
-                let s = sec_sym(&mut self.strtab, &n);
-                self.syms.push(s);
-                self.create(&n, Group::Constant0, (0, 0));
-            }
+    }
+
+    /// The nameless internal symbol, if `f` makes it.
+    fn erased_sym(&mut self, f: &Function) {
+        if let Some(n) = f.erased_symbol {
+            self.strtab.add_padded("", n);
+            self.syms.push(Sym {
+                name: 0,
+                info: 0,
+                other: STV_INTERNAL,
+                sec: Sec::Undef,
+                value: 0,
+                size: 0,
+                key: String::new(),
+            });
+        }
+    }
+
+    /// Shared-variable symbols: only `-g` builds keep them.
+    fn shared_var_syms(&mut self, f: &Function, shared: &str) {
+        if self.c.build != Build::DeviceDebug {
+            return;
+        }
+        for v in &f.shared_vars {
+            let name = self.strtab.add(&v.name);
+            self.syms.push(Sym {
+                name,
+                info: v.linkage.bind() << 4 | STT_OBJECT,
+                other: 0,
+                sec: Sec::Named(shared.to_string()),
+                value: v.offset,
+                size: v.size,
+                key: v.name.clone(),
+            });
         }
     }
 
@@ -531,7 +603,7 @@ impl Writer<'_> {
 
     /// The reserved shared-memory symbols and section, created after the first function's
     /// sections.
-    fn module_head(&mut self) {
+    fn module_head(&mut self, first_is_kernel: bool) {
         let debug = self.c.build.is_debug();
         let off = self.strtab.add(RESERVED_SMEM_SYMBOL);
         self.syms.push(Sym {
@@ -558,7 +630,8 @@ impl Writer<'_> {
             });
             self.create(RESERVED_SMEM_SECTION, Group::DataNobits, (0, 0));
         }
-        if self.c.build == Build::DeviceDebug {
+        let _ = first_is_kernel;
+        if self.c.build == Build::DeviceDebug && self.c.module_shared_vars {
             self.shstr.add(DEBUG_SHARED_SECTION);
             self.strtab.add(DEBUG_SHARED_SECTION);
             if !self.c.extern_shared.is_empty() {
@@ -582,16 +655,14 @@ impl Writer<'_> {
     /// Module variables and the compiler constant bank, created after the reserved window.
     fn module_vars(&mut self) {
         let c = self.c;
-        let bank4_vars: Vec<&str> = c
-            .bank4
-            .iter()
-            .flat_map(|b| b.relocs.iter().map(|r| r.symbol.as_str()))
-            .collect();
+        // `.nv.constant4` is created with its first entry: right after that entry's variable,
+        // or before the variables when it is an external function.
         let mut bank4_done = c.bank4.is_none();
         let first_bank4_var = c
-            .variables
-            .iter()
-            .position(|v| bank4_vars.contains(&v.name.as_str()));
+            .bank4
+            .as_ref()
+            .and_then(|b| b.relocs.first())
+            .and_then(|r| c.variables.iter().position(|v| v.name == r.symbol));
         if first_bank4_var.is_none() && !bank4_done {
             self.bank4_section();
             bank4_done = true;
@@ -1283,6 +1354,19 @@ impl Writer<'_> {
         if target == ".debug_frame" {
             return Ok(self.debug_frame(sym)?.1);
         }
+        if target == ".nv.constant3" {
+            let mut rs = Vec::new();
+            for (vi, v) in c.variables.iter().enumerate() {
+                if v.space == VarSpace::Const {
+                    let base = var_offset(c, vi);
+                    rs.extend(v.relocs.iter().map(|r| Reloc {
+                        offset: base + r.offset,
+                        ..r.clone()
+                    }));
+                }
+            }
+            return conv(&rs);
+        }
         if target == ".nv.constant4" {
             return conv(
                 &c.bank4
@@ -1312,11 +1396,13 @@ impl Writer<'_> {
                 .bank0_slots
                 .iter()
                 .enumerate()
-                .map(|(k, s)| Reloc {
-                    offset: at + 4 * k as u64,
-                    ty: runtime_abi::reloc::R_CUDA_TEX_HEADER_INDEX,
-                    symbol: s.clone(),
-                    addend: 0,
+                .filter_map(|(k, s)| {
+                    s.as_ref().map(|s| Reloc {
+                        offset: at + 4 * k as u64,
+                        ty: s.reloc,
+                        symbol: s.symbol.clone(),
+                        addend: 0,
+                    })
                 })
                 .collect();
             return conv(&rs);
@@ -1346,14 +1432,17 @@ fn var_section(v: &Variable) -> &'static str {
     }
 }
 
-/// The offset of variable `vi` in its section: variables in model order, each at its alignment.
+/// The offset of variable `vi` in its section: the section's variables sorted by decreasing
+/// alignment (model order among equals), each at its alignment.
 fn var_offset(c: &Cubin, vi: usize) -> u64 {
     let sec = var_section(&c.variables[vi]);
+    let mut members: Vec<usize> = (0..c.variables.len())
+        .filter(|&i| var_section(&c.variables[i]) == sec)
+        .collect();
+    members.sort_by_key(|&i| std::cmp::Reverse(c.variables[i].align));
     let mut end = 0u64;
-    for (i, v) in c.variables.iter().enumerate() {
-        if var_section(v) != sec {
-            continue;
-        }
+    for i in members {
+        let v = &c.variables[i];
         let off = end.next_multiple_of(v.align.max(1));
         if i == vi {
             return off;
@@ -1372,13 +1461,13 @@ fn var_section_data(c: &Cubin, sec: &str) -> (Vec<u8>, u64) {
         }
         let off = var_offset(c, vi) as usize;
         align = align.max(v.align);
-        data.resize(off, 0);
-        match &v.init {
-            Some(b) => {
-                data.extend_from_slice(b);
-                data.resize(off + v.size as usize, 0);
-            }
-            None => data.resize(off + v.size as usize, 0),
+        let end = off + v.size as usize;
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        if let Some(b) = &v.init {
+            let n = b.len().min(v.size as usize);
+            data[off..off + n].copy_from_slice(&b[..n]);
         }
     }
     (data, align)
