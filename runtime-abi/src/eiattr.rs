@@ -863,3 +863,142 @@ pub const SW_WAR_SM90: u32 = 8;
 pub const MAXREG_DEFAULT: u16 = 0xff;
 /// `EIATTR_MERCURY_ISA_VERSION` on sm_90a: 1.1.
 pub const MERCURY_ISA_SM90: (u8, u8) = (1, 1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Record> {
+        let k = KParamInfo {
+            index: 0,
+            ordinal: 3,
+            offset: 0x18,
+            size: 0x80,
+            log_align: 4,
+            space: 4,
+            cbank: 0x1f,
+            not_cbank: false,
+        };
+        vec![
+            Record::RegCount {
+                function: 9,
+                registers: 40,
+            },
+            Record::FrameSize {
+                function: 9,
+                bytes: 0x118,
+            },
+            Record::MinStackSize {
+                function: 9,
+                bytes: 0,
+            },
+            Record::GenErrbarAtExit,
+            Record::CudaApiVersion(CUDA_API_VERSION_13_1),
+            Record::KParamInfo(k),
+            Record::KParamInfoV2(KParamInfo {
+                log_align: 0,
+                space: 0,
+                cbank: 0,
+                size: 0x2000,
+                ..k
+            }),
+            Record::MaxClusterRank(4),
+            Record::ExplicitCluster,
+            Record::CtaPerCluster([2, 1, 1]),
+            Record::ReservedSmemUsed,
+            Record::SparseMmaMask(0),
+            Record::MaxRegCount(MAXREG_DEFAULT),
+            Record::Externs(vec![10]),
+            Record::NumBarriers(1),
+            Record::Annotations(vec![Annotation {
+                kind: 1,
+                offset: 0x1f0,
+            }]),
+            Record::MercuryIsaVersion { major: 1, minor: 1 },
+            Record::IntWarpWideInstrOffsets(vec![0x180, 0x190]),
+            Record::CoopGroupMaskRegids(vec![u32::MAX]),
+            Record::CoopGroupInstrOffsets(vec![0xd0]),
+            Record::InstrRegMap(vec![0x40, 0x103, u32::MAX]),
+            Record::SyscallOffsets(vec![0xf0]),
+            Record::RegReconfig,
+            Record::MbarrierInstrOffsets(vec![MbarrierInstr {
+                offset: 0x12f0,
+                reg: 0xff,
+                imm: 0xa000,
+                kind: 0,
+                stride: 1,
+                ureg: 8,
+                high: 0,
+            }]),
+            Record::NumMbarriers(1),
+            Record::ExitInstrOffsets(vec![0x70]),
+            Record::MaxThreads([128, 1, 1]),
+            Record::ReqNtid([128, 1, 1]),
+            Record::CrsStackSize(0),
+            Record::SharedScratch {
+                offset: 0,
+                size: 40320,
+            },
+            Record::CbankParamSize(0xc),
+            Record::ParamCbank {
+                section_symbol: 9,
+                offset: 0x210,
+                size: 0xc,
+            },
+            Record::SwWar(SW_WAR_SM90),
+            Record::BindlessTextureBank(0),
+            Record::BindlessSurfaceBank(0),
+        ]
+    }
+
+    #[test]
+    fn every_typed_record_round_trips_with_its_table_format() {
+        let recs = samples();
+        for r in &recs {
+            let b = r.encode();
+            let info = attr_info(r.attr()).expect("attribute in the table");
+            assert_eq!(b[0], info.format as u8, "{r:?}");
+            assert_eq!(b[1], info.code);
+            let (back, n) = Record::decode(&b).unwrap();
+            assert_eq!(n, b.len());
+            assert_eq!(&back, r);
+        }
+        let all = Record::encode_all(&recs);
+        assert_eq!(Record::decode_all(&all).unwrap(), recs);
+        // Every attribute in the table has a sample.
+        for a in ATTRS {
+            assert!(recs.iter().any(|r| r.attr() == a.code), "{}", a.name);
+        }
+    }
+
+    #[test]
+    fn unknown_shapes_are_kept_verbatim() {
+        for bytes in [
+            vec![4u8, 0x2f, 4, 0, 1, 2, 3, 4], // REGCOUNT with 4 bytes instead of 8
+            vec![3, 0x77, 0x34, 0x12],         // unknown HVAL code
+            vec![1, 0x3e, 1, 0],               // EXPLICIT_CLUSTER with a non-zero value
+            vec![2, 0x4c, 1, 9],               // BVAL with a non-zero pad byte
+            vec![4, 0x1c, 3, 0, 1, 2, 3],      // offsets that are not whole words
+        ] {
+            let (r, n) = Record::decode(&bytes).unwrap();
+            assert!(matches!(r, Record::Other { .. }), "{r:?}");
+            assert_eq!(n, bytes.len());
+            assert_eq!(r.encode(), bytes);
+        }
+    }
+
+    #[test]
+    fn malformed_sections_are_errors() {
+        assert!(Record::decode_all(&[4, 0x1c, 8, 0, 1]).is_err());
+        assert!(Record::decode_all(&[9, 0x1c, 0, 0]).is_err());
+        assert!(Record::decode_all(&[4, 0x1c]).is_err());
+        assert_eq!(Record::decode_all(&[]).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn function_order_is_total_over_the_table() {
+        for a in ATTRS.iter().filter(|a| a.scope == Scope::Function) {
+            assert!(FUNCTION_ORDER.contains(&a.code), "{}", a.name);
+        }
+    }
+}

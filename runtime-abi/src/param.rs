@@ -37,6 +37,43 @@ pub struct Pointee {
     pub log_align: u8,
 }
 
+/// The state space of a `.ptr` parameter, as `EIATTR_KPARAM_INFO` encodes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PtrSpace {
+    /// `.ptr .align N` without a space (generic): 5.
+    Generic,
+    /// `.ptr .global`: 4.
+    Global,
+    /// `.ptr .shared`: 2.
+    Shared,
+    /// `.ptr .const`: 4, like `.global`.
+    Const,
+    /// `.ptr .local`: 1.
+    Local,
+}
+
+impl PtrSpace {
+    /// The `Space` code ptxas 13.1 writes (measured with every space, see `tests/tests/cubin_abi.rs`).
+    pub fn code(self) -> u8 {
+        match self {
+            PtrSpace::Generic => 5,
+            PtrSpace::Global | PtrSpace::Const => 4,
+            PtrSpace::Shared => 2,
+            PtrSpace::Local => 1,
+        }
+    }
+}
+
+impl Pointee {
+    /// A `.ptr` parameter: `.param .u64 .ptr [space] [.align N] p`.
+    pub fn ptr(space: PtrSpace, align: Option<u32>) -> Pointee {
+        Pointee {
+            space: space.code(),
+            log_align: align.map(|a| a.max(1).trailing_zeros() as u8).unwrap_or(0),
+        }
+    }
+}
+
 /// One kernel parameter as the layout needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamSpec {
@@ -191,4 +228,77 @@ pub fn infer_align(prev_end: u32, offset: u32, size: u32) -> Option<u32> {
         return Some(natural);
     }
     (0..16).map(|s| 1u32 << s).find(|&a| fits(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_pack_at_natural_alignment() {
+        let l = layout(&[
+            ParamSpec::scalar(8),
+            ParamSpec::scalar(1),
+            ParamSpec::scalar(2),
+            ParamSpec::scalar(4),
+            ParamSpec::scalar(8),
+        ])
+        .unwrap();
+        let offs: Vec<u32> = l.slots.iter().map(|s| s.offset).collect();
+        assert_eq!(offs, [0, 8, 10, 12, 16]);
+        assert_eq!(l.size, 24);
+        assert_eq!(l.constant0_size(), PARAM_BASE + 24);
+        assert!(!l.uses_kparam_info_v2());
+    }
+
+    #[test]
+    fn alignment_counts_in_bank_offsets() {
+        // 0x210 + 0x18 = 0x228 → the next 64-byte bank offset is 0x240, block offset 0x30.
+        let l = layout(&[
+            ParamSpec::scalar(4),
+            ParamSpec::scalar(8),
+            ParamSpec::scalar(4),
+            ParamSpec::scalar(4),
+            ParamSpec::bytes(128, 64),
+        ])
+        .unwrap();
+        assert_eq!(l.slots[4].offset, 0x30);
+        assert_eq!(infer_align(0x18, 0x30, 128), Some(32));
+    }
+
+    #[test]
+    fn legacy_limit_decides_the_record_kind() {
+        let at = |n| {
+            layout(&[ParamSpec::bytes(n, 4)])
+                .unwrap()
+                .uses_kparam_info_v2()
+        };
+        assert!(!at(LEGACY_LIMIT));
+        assert!(at(LEGACY_LIMIT + 1));
+    }
+
+    #[test]
+    fn errors_instead_of_panics() {
+        assert!(matches!(
+            layout(&[ParamSpec::bytes(4, 3)]),
+            Err(LayoutError::BadAlignment { .. })
+        ));
+        assert!(matches!(
+            layout(&[ParamSpec::bytes(MAX_PARAM_BYTES + 1, 1)]),
+            Err(LayoutError::TooLarge { .. })
+        ));
+        assert_eq!(infer_align(8, 4, 4), None);
+    }
+
+    #[test]
+    fn pointee_codes() {
+        assert_eq!(
+            Pointee::ptr(PtrSpace::Global, Some(16)),
+            Pointee {
+                space: 4,
+                log_align: 4
+            }
+        );
+        assert_eq!(Pointee::ptr(PtrSpace::Generic, None).space, 5);
+    }
 }
