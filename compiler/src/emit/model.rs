@@ -232,8 +232,20 @@ pub enum Resolved {
 /// `.nv.shared.<name>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedMem {
+    /// The section size: the reserved 1 KiB window (0x400) plus the kernel's shared bytes.
     pub size: u64,
     pub align: u64,
+}
+
+impl SharedMem {
+    /// A kernel's shared memory as ptxas sizes it: the 1 KiB reserved window, then `bytes` of
+    /// shared variables (the section is at least 16-byte aligned when it holds any).
+    pub fn with_user_bytes(bytes: u64, align: u64) -> SharedMem {
+        SharedMem {
+            size: u64::from(runtime_abi::smem::USER_BASE) + bytes,
+            align: align.max(1),
+        }
+    }
 }
 
 /// A texture/surface header slot in constant bank 0.
