@@ -377,11 +377,18 @@ fn align_up(x: u64, a: u64) -> u64 {
 impl Image {
     /// Assigns file offsets: sections in header order from the end of the ELF header, each at
     /// its alignment (NOBITS sections take an aligned offset but no space), then the section
-    /// headers at an 8-byte boundary, then `nphdrs` program headers. Returns the file size.
-    pub fn layout(&mut self, nphdrs: usize) -> u64 {
+    /// headers at an 8-byte boundary, then `nphdrs` program headers. Returns the file size, or
+    /// an error for an alignment that is not a power of two up to 64 KiB or a file above 4 GiB.
+    pub fn layout(&mut self, nphdrs: usize) -> Result<u64> {
         let mut cur = EHDR_SIZE;
         for s in self.sections.iter_mut().skip(1) {
             let h = &mut s.header;
+            if h.addralign > 1 && (!h.addralign.is_power_of_two() || h.addralign > 1 << 16) {
+                return err(format!(
+                    "section alignment {:#x} is not supported",
+                    h.addralign
+                ));
+            }
             if h.sh_type != SHT_NOBITS {
                 h.size = s.data.len() as u64;
             }
@@ -398,7 +405,11 @@ impl Image {
         cur += SHDR_SIZE * self.sections.len() as u64;
         self.header.e_phoff = if nphdrs > 0 { cur } else { 0 };
         self.header.e_phnum = nphdrs as u16;
-        cur + PHDR_SIZE * nphdrs as u64
+        let size = cur + PHDR_SIZE * nphdrs as u64;
+        if size > u64::from(u32::MAX) {
+            return err(format!("a cubin of {size:#x} bytes is too large"));
+        }
+        Ok(size)
     }
 
     /// The file bytes (call [`Image::layout`] and fill `phdrs` first).

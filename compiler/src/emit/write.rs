@@ -155,6 +155,43 @@ pub fn write(c: &Cubin) -> Result<Vec<u8>> {
 impl Writer<'_> {
     fn validate(&self) -> Result<()> {
         let c = self.c;
+        let ok_align = |a: u64| a <= 1 || (a.is_power_of_two() && a <= 1 << 16);
+        for v in &c.variables {
+            if !ok_align(v.align) || v.size > u64::from(u32::MAX) {
+                return bail(format!(
+                    "variable {}: alignment {} / size {}",
+                    v.name, v.align, v.size
+                ));
+            }
+            if v.init.as_ref().is_some_and(|b| b.len() as u64 > v.size) {
+                return bail(format!(
+                    "variable {}: initializer larger than the variable",
+                    v.name
+                ));
+            }
+        }
+        for f in &c.functions {
+            if let Some(sh) = f.shared
+                && !ok_align(sh.align)
+            {
+                return bail(format!("{}: shared alignment {}", f.name, sh.align));
+            }
+        }
+        if let Some(b) = &c.bank4
+            && !ok_align(b.align)
+        {
+            return bail(format!(".nv.constant4 alignment {}", b.align));
+        }
+        for d in &c.debug_sections {
+            if !ok_align(d.data.align) {
+                return bail(format!("{}: alignment {}", d.name, d.data.align));
+            }
+        }
+        for e in &c.extern_shared {
+            if !ok_align(e.align) {
+                return bail(format!("{}: alignment {}", e.name, e.align));
+            }
+        }
         let mut names = HashMap::new();
         for f in &c.functions {
             if f.name.is_empty() || f.name.contains('\0') {
@@ -902,18 +939,19 @@ impl Writer<'_> {
                     data = b.data.clone();
                 }
                 ".nv.constant3" | ".nv.global.init" | ".nv.global" => {
-                    let (bytes, align) = var_section_data(c, n);
+                    let (bytes, size, align) = var_section_data(c, n)?;
                     h.addralign = align;
                     h.flags = if n == ".nv.constant3" {
                         SHF_ALLOC
                     } else {
                         SHF_ALLOC | SHF_WRITE
                     };
-                    if n == ".nv.global" {
-                        h.sh_type = SHT_NOBITS;
-                        h.size = bytes.len() as u64;
-                    } else {
-                        data = bytes;
+                    match bytes {
+                        None => {
+                            h.sh_type = SHT_NOBITS;
+                            h.size = size;
+                        }
+                        Some(b) => data = b,
                     }
                 }
                 RESERVED_SMEM_SECTION => {
@@ -1051,7 +1089,7 @@ impl Writer<'_> {
             }
         }
         let nph = if segs.is_empty() { 0 } else { segs.len() + 2 };
-        img.layout(nph);
+        img.layout(nph).map_err(|e| WriteError(e.0))?;
         if nph > 0 {
             let phsize = PHDR_SIZE * nph as u64;
             let ph = |t| ProgramHeader {
@@ -1452,25 +1490,34 @@ fn var_offset(c: &Cubin, vi: usize) -> u64 {
     0
 }
 
-fn var_section_data(c: &Cubin, sec: &str) -> (Vec<u8>, u64) {
-    let mut data = Vec::new();
+/// A variable section's contents (`None` for NOBITS), size and alignment.
+fn var_section_data(c: &Cubin, sec: &str) -> Result<(Option<Vec<u8>>, u64, u64)> {
+    let mut size = 0u64;
     let mut align = 1;
+    for (vi, v) in c.variables.iter().enumerate() {
+        if var_section(v) == sec {
+            align = align.max(v.align);
+            size = size.max(var_offset(c, vi).saturating_add(v.size));
+        }
+    }
+    if size > u64::from(u32::MAX) {
+        return bail(format!("{sec}: {size:#x} bytes of variables"));
+    }
+    if sec == ".nv.global" {
+        return Ok((None, size, align));
+    }
+    let mut data = vec![0u8; size as usize];
     for (vi, v) in c.variables.iter().enumerate() {
         if var_section(v) != sec {
             continue;
         }
         let off = var_offset(c, vi) as usize;
-        align = align.max(v.align);
-        let end = off + v.size as usize;
-        if data.len() < end {
-            data.resize(end, 0);
-        }
         if let Some(b) = &v.init {
             let n = b.len().min(v.size as usize);
             data[off..off + n].copy_from_slice(&b[..n]);
         }
     }
-    (data, align)
+    Ok((Some(data), size, align))
 }
 
 /// The size of `.nv.constant0.<kernel>`: 0x210 + the parameters, then 4 bytes per texture slot.
