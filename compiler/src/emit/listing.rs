@@ -251,7 +251,7 @@ pub fn parse_code(text: &str) -> Result<Vec<ListedFunction>, ListingError> {
     let mut first_word_line = 0;
     let finish = |out: &mut Vec<ListedFunction>, words: &mut Vec<u64>, line: usize| {
         if let Some(f) = out.last_mut() {
-            if words.len() % 2 != 0 {
+            if !words.len().is_multiple_of(2) {
                 return err(line, format!("{}: odd number of instruction words", f.name));
             }
             let mut code = Vec::with_capacity(words.len() * 8);

@@ -472,7 +472,7 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
                 if data.len() as u64 != want || data.iter().any(|&b| b != 0) {
                     return bail(format!("{const0}: not {want:#x} zero bytes"));
                 }
-                let expect_cbank = (!f.params.is_empty()).then(|| layout.size as u16);
+                let expect_cbank = (!f.params.is_empty()).then_some(layout.size as u16);
                 if cbank_size != expect_cbank {
                     return bail(format!(
                         "{name}: CBANK_PARAM_SIZE {cbank_size:?} does not match the parameters"
