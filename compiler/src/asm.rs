@@ -1,8 +1,15 @@
-//! `ptxc asm`: assemble a SASS listing (the format of `cuobjdump -sass`) into machine code.
+//! `ptxc asm`: assemble a SASS listing (the format of `cuobjdump -sass` or `nvdisasm -hex`) into
+//! machine code, or check that re-encoding reproduces the listed words.
 //!
-//! Placeholder until the SASS encoder lands: it reports that it cannot assemble yet.
+//! Each instruction's text is parsed into the model ([`crate::target::sm90a::Instr`]) and
+//! encoded with the form tables; the control bits come from the listed high word, since the text
+//! does not show them. Listings with several functions (`Function : name` headers) are accepted;
+//! header lines are ignored and the raw output concatenates all instructions in order.
 
+use crate::target::sm90a::bits::{diff_ranges, fmt_ranges};
+use crate::target::sm90a::{encode, listed_instr, parse_listing};
 use clap::Args;
+use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,18 +26,140 @@ pub struct AsmArgs {
         default_value = "sm_90a"
     )]
     pub arch: String,
-    /// Re-encode every instruction and compare it with the listed words.
+    /// Re-encode every instruction, compare it with the listed words, print each mismatch and
+    /// end with `asm-check: N/M instructions bit-exact`; exit 0 only when all are.
     #[arg(long)]
     pub check: bool,
-    /// Where to write the encoded instructions (raw 16-byte words).
+    /// Where to write the encoded instructions (raw 16-byte words, as `nvdisasm -b SM90a` reads).
     #[arg(short = 'o', long = "output-file", value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
+fn read_input(p: &PathBuf) -> std::io::Result<String> {
+    if p.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(p)
+    }
+}
+
+/// Runs `ptxc asm`.
 pub fn run(args: &AsmArgs) -> ExitCode {
-    eprintln!(
-        "ptxc asm: error: the SASS assembler is not implemented yet (input {})",
-        args.input.display()
-    );
-    ExitCode::from(crate::cli::INPUT_ERROR)
+    if args.arch != "sm_90a" && args.arch != "sm_90" {
+        eprintln!(
+            "ptxc asm: error: unsupported architecture `{}` (only sm_90a)",
+            args.arch
+        );
+        return ExitCode::from(crate::cli::USAGE_ERROR);
+    }
+    let src = match read_input(&args.input) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ptxc asm: error: cannot read {}: {e}", args.input.display());
+            return ExitCode::from(crate::cli::INPUT_ERROR);
+        }
+    };
+    let listing = parse_listing(&src);
+    if listing.is_empty() {
+        eprintln!(
+            "ptxc asm: error: {}: no instructions found (expected `/*0000*/ TEXT ; /* 0x... */` lines)",
+            args.input.display()
+        );
+        return ExitCode::from(crate::cli::INPUT_ERROR);
+    }
+    let mut out = std::io::stdout().lock();
+    let mut exact = 0usize;
+    let mut words: Vec<u8> = Vec::new();
+    let mut errors = 0usize;
+    for l in &listing {
+        let place = if l.function.is_empty() {
+            format!("0x{:04x}", l.addr)
+        } else {
+            format!("{}+0x{:04x}", l.function, l.addr)
+        };
+        let encoded = listed_instr(l)
+            .map_err(|e| e.to_string())
+            .and_then(|i| encode(&i).map_err(|e| e.to_string()));
+        match (&encoded, l.words) {
+            (Ok(w), Some(lw)) if *w == lw => exact += 1,
+            (Ok(w), Some(lw)) => {
+                if args.check {
+                    let _ = writeln!(
+                        out,
+                        "{place}: {}\n    expected 0x{:016x} 0x{:016x}\n    produced 0x{:016x} 0x{:016x}\n    differing bits: {}",
+                        l.text,
+                        lw[0],
+                        lw[1],
+                        w[0],
+                        w[1],
+                        fmt_ranges(&diff_ranges(&lw, w))
+                    );
+                }
+            }
+            (Ok(_), None) => {
+                if args.check {
+                    let _ = writeln!(
+                        out,
+                        "{place}: {}\n    error: the listing has no encoding words for this instruction",
+                        l.text
+                    );
+                }
+            }
+            (Err(e), _) => {
+                errors += 1;
+                if args.check || args.output.is_some() {
+                    let _ = writeln!(out, "{place}: {}\n    error: {e}", l.text);
+                }
+            }
+        }
+        if let Ok(w) = encoded {
+            if l.words.is_none() && !args.check && args.output.is_some() {
+                errors += 1;
+                let _ = writeln!(
+                    out,
+                    "{place}: {}\n    error: no control bits: the listing has no encoding words",
+                    l.text
+                );
+            }
+            words.extend_from_slice(&w[0].to_le_bytes());
+            words.extend_from_slice(&w[1].to_le_bytes());
+        }
+    }
+    let total = listing.len();
+    if args.check {
+        let _ = writeln!(out, "asm-check: {exact}/{total} instructions bit-exact");
+    }
+    if let Some(o) = &args.output {
+        if errors > 0 {
+            eprintln!(
+                "ptxc asm: error: {errors} instruction(s) could not be assembled; no output written"
+            );
+            return ExitCode::from(crate::cli::INPUT_ERROR);
+        }
+        if let Err(e) = std::fs::write(o, &words) {
+            eprintln!("ptxc asm: error: cannot write {}: {e}", o.display());
+            return ExitCode::from(crate::cli::INPUT_ERROR);
+        }
+    }
+    if !args.check && args.output.is_none() {
+        // Print the re-encoded listing.
+        for (l, chunk) in listing.iter().zip(words.chunks(16)) {
+            let lo = u64::from_le_bytes(chunk[..8].try_into().unwrap_or_default());
+            let hi = u64::from_le_bytes(chunk[8..].try_into().unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "/*{:04x}*/ {} ; /* 0x{lo:016x} */ /* 0x{hi:016x} */",
+                l.addr, l.text
+            );
+        }
+        if errors > 0 {
+            return ExitCode::from(crate::cli::INPUT_ERROR);
+        }
+    }
+    if args.check && exact != total {
+        return ExitCode::from(crate::cli::INPUT_ERROR);
+    }
+    ExitCode::SUCCESS
 }

@@ -22,6 +22,10 @@ pub enum Emit {
     Cubin,
     /// The parsed and checked syntax tree.
     Ast,
+    /// The machine IR after the last pass run.
+    Mir,
+    /// The SASS listing, in nvdisasm's syntax, decoded from the encoded words.
+    Sass,
 }
 
 /// ptxc: a PTX-to-SASS compiler for NVIDIA Hopper (sm_90a).
@@ -82,6 +86,18 @@ pub struct CompileArgs {
     /// Generate debug code (ptxas -g): no optimisation, exit bookends.
     #[arg(short = 'g', long = "device-debug")]
     pub device_debug: bool,
+
+    /// Print the MIR after every pass (to standard error).
+    #[arg(long)]
+    pub print_after_all: bool,
+
+    /// Print the MIR after the named pass (`isel` for the input of the pipeline); repeatable.
+    #[arg(long, value_name = "PASS")]
+    pub print_after: Vec<String>,
+
+    /// Report the time each pass took (to standard error).
+    #[arg(long)]
+    pub time_passes: bool,
 
     /// Optimisation level 0-3 (ptxas -O).
     #[arg(short = 'O', long = "opt-level", value_name = "N", default_value_t = 3,
@@ -168,6 +184,55 @@ fn compile(args: &CompileArgs) -> ExitCode {
     match args.emit {
         Emit::Ast => {
             let text = crate::frontend::print::print_ast(&checked.module, &src);
+            emit_text(args.output.as_ref(), &text)
+        }
+        Emit::Mir | Emit::Sass => {
+            let opts = crate::passes::Options {
+                print_after_all: args.print_after_all,
+                print_after: args.print_after.clone(),
+                time_passes: args.time_passes,
+                device_debug: args.device_debug,
+                ..crate::passes::Options::new()
+            };
+            let (lowered, timings) = match driver::lower(&checked, &opts) {
+                Ok((lowered, report)) => (lowered, report.timings),
+                Err(diags) => {
+                    report(&src, &diags);
+                    return ExitCode::from(INPUT_ERROR);
+                }
+            };
+            for (pass, t) in &timings {
+                eprintln!(
+                    "ptxc: time-passes: {pass:<20} {:>10.3} ms",
+                    t.as_secs_f64() * 1e3
+                );
+            }
+            if args.emit == Emit::Mir {
+                let text: String = lowered
+                    .module
+                    .functions
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                return emit_text(args.output.as_ref(), &text);
+            }
+            let encoded = match driver::encode(&lowered) {
+                Ok(e) => e,
+                Err(diags) => {
+                    report(&src, &diags);
+                    return ExitCode::from(INPUT_ERROR);
+                }
+            };
+            let mut text = String::new();
+            for e in &encoded {
+                match crate::emit::sass::listing(e) {
+                    Ok(l) => text.push_str(&l),
+                    Err(err) => {
+                        eprintln!("ptxc: internal error: {err}");
+                        return ExitCode::from(INPUT_ERROR);
+                    }
+                }
+            }
             emit_text(args.output.as_ref(), &text)
         }
         Emit::Cubin => {

@@ -26,6 +26,44 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
     })
 }
 
+/// Stage 2, lowering and the MIR pipeline: PTX → MIR (instruction selection, SSA), then the
+/// passes of [`crate::passes::PIPELINE`]. Dumps and timings asked for in `opts` come back in
+/// the report.
+pub fn lower(
+    checked: &Checked,
+    opts: &crate::passes::Options,
+) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
+    let mut lowered = crate::lower::lower_module(checked)?;
+    let mut report = crate::passes::Report::default();
+    for f in &mut lowered.module.functions {
+        if let Err(e) = crate::passes::run(f, &crate::passes::pipeline(opts), opts, &mut report) {
+            return Err(vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                e.to_string(),
+            )]);
+        }
+    }
+    Ok((lowered, report))
+}
+
+/// Stage 3, emission: every function laid out, converted to SASS and encoded.
+pub fn encode(
+    lowered: &crate::lower::Lowered,
+) -> Result<Vec<crate::emit::sass::EncodedFunction>, Vec<Diagnostic>> {
+    lowered
+        .module
+        .functions
+        .iter()
+        .map(crate::emit::sass::encode_function)
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| {
+            vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                format!("internal error: {e}"),
+            )]
+        })
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// failure never leaves a partial file behind.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

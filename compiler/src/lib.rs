@@ -10,4 +10,7 @@ pub mod diag;
 pub mod driver;
 pub mod emit;
 pub mod frontend;
+pub mod lower;
+pub mod mir;
+pub mod passes;
 pub mod target;

@@ -269,13 +269,23 @@ pub fn run_tool(tool: Tool, args: &[&str], file: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
-/// `cuobjdump -sass` of a cubin given as bytes.
+/// `cuobjdump -sass` of a cubin given as bytes (cached by content).
 pub fn cuobjdump_sass(cubin: &[u8]) -> Option<String> {
+    let tool = require(Tool::Cuobjdump, "disassembling with cuobjdump")?;
+    let version = ptxc_reftools::version_line(&tool).unwrap_or_default();
+    let key = fnv1a(&[version.as_bytes(), b"-sass", cubin]);
+    let cached = cache_dir().join(format!("{key:016x}.sass"));
+    if let Ok(text) = std::fs::read_to_string(&cached) {
+        return Some(text);
+    }
     let dir = tempdir();
     let path = dir.join("x.cubin");
     std::fs::write(&path, cubin).expect("write temporary cubin");
     let out = run_tool(Tool::Cuobjdump, &["-sass"], &path);
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(text) = &out {
+        write_atomic(&cached, text.as_bytes());
+    }
     out
 }
 

@@ -5,6 +5,7 @@
 //! * [`read`]: bytes → model (for relinking, diffing and tests).
 //! * [`listing`]: a cubin from a SASS listing with header comments (`ptxc asm -o OUT.cubin`).
 //! * [`elf`], [`frame`], [`note`]: the ELF64 layer, `.debug_frame` and the `.note.nv.*` notes.
+//! * [`sass`]: SASS listings of compiled functions.
 //!
 //! The contract values (constant bank 0, EIATTR codes, ELF constants) live in the
 //! `ptxc-runtime-abi` crate (`runtime_abi`).
@@ -15,6 +16,7 @@ pub mod listing;
 pub mod model;
 pub mod note;
 pub mod read;
+pub mod sass;
 pub mod write;
 
 pub use model::Cubin;

@@ -66,12 +66,7 @@ pub enum Item {
     /// `.address_size 64`
     AddressSize { size: Expr, span: Span },
     /// `.file 1 "name.cu"[, timestamp, size]`
-    File {
-        index: Expr,
-        path: Name,
-        rest: Vec<Expr>,
-        span: Span,
-    },
+    File(Box<FileDirective>),
     /// `.section .debug_info { ... }` (debug information; kept verbatim, not interpreted)
     Section {
         name: Name,
@@ -79,7 +74,7 @@ pub enum Item {
         span: Span,
     },
     /// A variable in any state space.
-    Var(VarDecl),
+    Var(Box<VarDecl>),
     /// `.entry` / `.func`, declaration or definition.
     Function(Box<Function>),
     /// `.alias fAlias, fBody;`
@@ -90,6 +85,15 @@ pub enum Item {
     },
     /// `.pragma "...";` at module level.
     Pragma { args: Vec<Name>, span: Span },
+}
+
+/// `.file 1 "name.cu"[, timestamp, size]`
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDirective {
+    pub index: Expr,
+    pub path: Name,
+    pub rest: Vec<Expr>,
+    pub span: Span,
 }
 
 /// One line of a `.section` body: `.b8 1, 2, 3`, `.b32 .debug_abbrev`, or a label.
@@ -250,26 +254,31 @@ pub struct Block {
     pub span: Span,
 }
 
-/// A statement in a function body.
+/// A statement in a function body. Large variants are boxed so that the parser moves small
+/// values (see `docs/passes/frontend.md`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Var(VarDecl),
+    Var(Box<VarDecl>),
     Label(Name),
-    Instr(Instruction),
+    Instr(Box<Instruction>),
     Block(Block),
     /// `.pragma "nounroll";`
-    Pragma(Directive),
+    Pragma(Box<Directive>),
     /// `.loc file line col [, more]`
-    Loc(Directive),
+    Loc(Box<Directive>),
     /// `name: .callprototype (.param .b32 _) _ (.param .b64 _);`
-    CallPrototype(CallPrototype),
+    CallPrototype(Box<CallPrototype>),
     /// `ts: .branchtargets L1, L2;` or `.calltargets f, g;` (for `brx.idx` and indirect `call`).
-    Targets {
-        name: Name,
-        kind: Name,
-        targets: Vec<Name>,
-        span: Span,
-    },
+    Targets(Box<TargetList>),
+}
+
+/// `ts: .branchtargets L1, L2;` / `.calltargets f, g;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetList {
+    pub name: Name,
+    pub kind: Name,
+    pub targets: Vec<Name>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -313,8 +322,8 @@ pub enum Operand {
     Vector(Vec<Operand>, Span),
     /// `( … )`: argument and return lists of `call`.
     List(Vec<Operand>, Span),
-    /// `a|b`: a pair of destinations (setp, elect.sync, …).
-    Pair(Expr, Expr, Span),
+    /// `a|b`: a pair of destinations (setp, elect.sync, …); `_|p` discards the first.
+    Pair(Box<(Option<Expr>, Expr)>, Span),
     /// `_`: a destination whose value is discarded.
     Sink(Span),
 }
@@ -327,7 +336,7 @@ impl Operand {
             | Operand::Address(_, s)
             | Operand::Vector(_, s)
             | Operand::List(_, s)
-            | Operand::Pair(_, _, s)
+            | Operand::Pair(_, s)
             | Operand::Sink(s) => *s,
         }
     }

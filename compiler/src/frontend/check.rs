@@ -10,7 +10,7 @@ use super::ast::*;
 use super::isa::{Form, Isa, OperandKind, TypeRef};
 use super::types::{Kind, Ty};
 use crate::diag::Diagnostic;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The `-arch` the module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,8 +389,8 @@ pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Ve
             address_size: 64,
         },
         arch,
-        globals: HashMap::new(),
-        funcs: HashMap::new(),
+        globals: HashMap::default(),
+        funcs: HashMap::default(),
         called_externs: Vec::new(),
     };
     c.module(m);
@@ -444,12 +444,12 @@ impl FnCtx {
             if digits > 0 {
                 let (prefix, num) = name.split_at(name.len() - digits);
                 // `%r01` is not a member of `%r<…>`.
-                if num.len() == 1 || !num.starts_with('0') {
-                    if let Ok(n) = num.parse::<u64>() {
-                        for (p, count, info) in &scope.families {
-                            if p == prefix && n < *count {
-                                return Some(Resolved::Reg(*info));
-                            }
+                if (num.len() == 1 || !num.starts_with('0'))
+                    && let Ok(n) = num.parse::<u64>()
+                {
+                    for (p, count, info) in &scope.families {
+                        if p == prefix && n < *count {
+                            return Some(Resolved::Reg(*info));
                         }
                     }
                 }
@@ -783,7 +783,7 @@ impl Checker {
             },
             Item::Var(v) => self.var_decl(v, None),
             Item::Function(f) => self.function(f),
-            Item::File { .. } | Item::Section { .. } | Item::Alias { .. } | Item::Pragma { .. } => {}
+            Item::File(_) | Item::Section { .. } | Item::Alias { .. } | Item::Pragma { .. } => {}
         }
     }
 
@@ -1063,7 +1063,7 @@ impl Checker {
 
     fn directives(&mut self, f: &Function) {
         let is_entry = f.kind == FunctionKind::Entry;
-        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut seen: HashMap<&str, Span> = HashMap::default();
         for d in &f.directives {
             let name = d.name.text.as_str();
             let (min_args, max_args, entry_only, sm) = match name {
@@ -1174,7 +1174,8 @@ impl Checker {
                 Stmt::CallPrototype(p) => {
                     scope.target_lists.insert(p.name.text.clone(), p.name.span);
                 }
-                Stmt::Targets { name, .. } => {
+                Stmt::Targets(t) => {
+                    let name = &t.name;
                     scope.target_lists.insert(name.text.clone(), name.span);
                 }
                 _ => {}
@@ -1191,7 +1192,8 @@ impl Checker {
                 Stmt::Var(v) => self.var_decl(v, Some(ctx)),
                 Stmt::Instr(i) => self.instruction(i, ctx),
                 Stmt::Block(b) => self.enter_block(&b.stmts, ctx),
-                Stmt::Targets { kind, targets, .. } => {
+                Stmt::Targets(t) => {
+                    let (kind, targets) = (&t.kind, &t.targets);
                     let branch = match kind.text.as_str() {
                         ".branchtargets" => true,
                         ".calltargets" => false,
@@ -1278,18 +1280,8 @@ impl Checker {
         let mut types: Vec<(Ty, Span)> = Vec::new();
         let mut others: Vec<&Name> = Vec::new();
         for m in &mods {
-            if Isa::is_type_name(&m.text) {
-                if let Some(t) = Ty::parse(&m.text) {
-                    types.push((t, m.span));
-                } else {
-                    // u16x2 / s16x2 are types of `add`/`min`/`max` only.
-                    types.push((
-                        Ty {
-                            name: if m.text == ".u16x2" { "u16x2" } else { "s16x2" },
-                        },
-                        m.span,
-                    ));
-                }
+            if let Some(t) = Ty::parse(&m.text) {
+                types.push((t, m.span));
             } else if self.isa.vocabulary.contains(&m.text) {
                 others.push(m);
             } else {
@@ -1298,15 +1290,7 @@ impl Checker {
             }
         }
 
-        let type_fits = |f: &Form| -> bool {
-            let required = f.types.iter().filter(|s| s.required).count();
-            types.len() >= required
-                && types.len() <= f.types.len()
-                && types
-                    .iter()
-                    .zip(&f.types)
-                    .all(|((t, _), slot)| slot.allowed.iter().any(|a| a[1..] == *t.name))
-        };
+        let type_fits = |f: &Form| f.types_fit(types.iter().map(|(t, _)| t.name));
         let candidates: Vec<&Form> = forms.iter().filter(|f| type_fits(f)).collect();
         if candidates.is_empty() {
             let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
@@ -1490,19 +1474,8 @@ impl Checker {
         }
     }
 
-    /// Finds the longest known compound opcode (`cp.async.bulk.tensor`) and returns it with the
-    /// remaining modifiers.
     fn split_opcode<'i>(&self, ins: &'i Instruction) -> Option<(String, Vec<&'i Name>)> {
-        let words: Vec<&str> = std::iter::once(ins.opcode.text.as_str())
-            .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
-            .collect();
-        for n in (1..=self.isa.max_opcode_words.min(words.len())).rev() {
-            let name = words[..n].concat();
-            if self.isa.forms.contains_key(&name) {
-                return Some((name, ins.modifiers[n - 1..].iter().collect()));
-            }
-        }
-        None
+        self.isa.split_opcode(ins)
     }
 
     /// Why `mods` do not fit `form`, if they do not.
@@ -1515,23 +1488,23 @@ impl Checker {
         all: &[Form],
     ) -> Option<(Span, String)> {
         let mut used: Vec<Option<&Name>> = vec![None; form.groups.len()];
-        let type_text: String = types.iter().map(|(t, _)| t.to_string()).collect();
+        let type_text = || -> String { types.iter().map(|(t, _)| t.to_string()).collect() };
         for m in mods {
-            if form.fixed.iter().any(|f| *f == m.text) {
+            if form.fixed.contains(&m.text) {
                 continue;
             }
             // The first group that takes the word and is still free; `cp.async.bulk` has two
             // state-space groups (destination, source).
-            let in_group = |g: &super::isa::ModGroup| g.alternatives.iter().any(|a| *a == m.text);
-            let free = form
-                .groups
-                .iter()
-                .enumerate()
-                .position(|(i, g)| in_group(g) && used[i].is_none());
-            let Some(g) = free.or_else(|| form.groups.iter().position(in_group)) else {
+            let groups = form.group_index.get(&m.text);
+            let free = groups.and_then(|gs| gs.iter().copied().find(|&i| used[i].is_none()));
+            let Some(g) = free.or_else(|| groups.and_then(|gs| gs.first().copied())) else {
                 let elsewhere = all.iter().any(|f| f.allows_modifier(&m.text));
-                let msg = if elsewhere && !type_text.is_empty() {
-                    format!("Modifier '{}' does not apply to '{type_text}' type", m.text)
+                let msg = if elsewhere && !types.is_empty() {
+                    format!(
+                        "Modifier '{}' does not apply to '{}' type",
+                        m.text,
+                        type_text()
+                    )
                 } else if elsewhere {
                     format!(
                         "Modifier '{}' cannot be combined with the other modifiers of '{opcode}'",
@@ -1616,19 +1589,16 @@ impl Checker {
                 self.error(span, "Rounding modifier required for instruction 'cvt'");
             }
         }
-        if (opcode == "bar" || opcode == "barrier") && !has(".red") {
-            if let Some(Operand::Expr(e)) = ins.operands.first() {
-                if let Some(v) = eval_const(e) {
-                    if !(0..=15).contains(&v) {
-                        self.error(
-                            e.span(),
-                            format!(
-                                "Barrier number '{v}' out of range, expected to be in range [0..15]"
-                            ),
-                        );
-                    }
-                }
-            }
+        if (opcode == "bar" || opcode == "barrier")
+            && !has(".red")
+            && let Some(Operand::Expr(e)) = ins.operands.first()
+            && let Some(v) = eval_const(e)
+            && !(0..=15).contains(&v)
+        {
+            self.error(
+                e.span(),
+                format!("Barrier number '{v}' out of range, expected to be in range [0..15]"),
+            );
         }
     }
 
@@ -1637,14 +1607,15 @@ impl Checker {
         op: &Operand,
         want: Option<Ty>,
         relaxed: bool,
-        pair: bool,
+        allow_pair: bool,
         oc: &OpCheck<'_>,
         ctx: &FnCtx,
     ) {
         match op {
             Operand::Sink(_) => {}
-            Operand::Pair(a, b, span) => {
-                if !pair {
+            Operand::Pair(pair, span) => {
+                let (a, b) = &**pair;
+                if !allow_pair {
                     self.error(
                         *span,
                         format!(
@@ -1655,7 +1626,9 @@ impl Checker {
                     );
                     return;
                 }
-                self.reg_operand(a, want, relaxed, oc, ctx);
+                if let Some(a) = a {
+                    self.reg_operand(a, want, relaxed, oc, ctx);
+                }
                 let pred = Ty::parse("pred");
                 self.reg_operand(b, pred, false, oc, ctx);
             }
@@ -1709,9 +1682,10 @@ impl Checker {
                 other => self.error(other.span(), "a vector element must be a register"),
             }
         }
-        if let Some(w) = want {
-            if total != w.bits() {
-                self.error(
+        if let Some(w) = want
+            && total != w.bits()
+        {
+            self.error(
                     span,
                     format!(
                         "Argument vector size mismatch for instruction '{}': the elements hold {total} bits, `{w}` needs {}",
@@ -1719,7 +1693,6 @@ impl Checker {
                         w.bits()
                     ),
                 );
-            }
         }
     }
 
@@ -1772,10 +1745,10 @@ impl Checker {
                     }
                     return;
                 }
-                if let Some(w) = want {
-                    if !Ty::register_fits(r.ty, w, relaxed) {
-                        self.mismatch(name, r.ty, w, oc);
-                    }
+                if let Some(w) = want
+                    && !Ty::register_fits(r.ty, w, relaxed)
+                {
+                    self.mismatch(name, r.ty, w, oc);
                 }
             }
             Resolved::Unknown => self.error(name.span, format!("Unknown symbol '{}'", name.text)),
@@ -1876,10 +1849,10 @@ impl Checker {
                         }
                         _ => {}
                     }
-                    if let Some(w) = want {
-                        if !Ty::register_fits(ty, w, true) {
-                            self.mismatch(name, ty, w, oc);
-                        }
+                    if let Some(w) = want
+                        && !Ty::register_fits(ty, w, true)
+                    {
+                        self.mismatch(name, ty, w, oc);
                     }
                     return;
                 }
@@ -1934,13 +1907,13 @@ impl Checker {
                 return;
             }
         }
-        if let Some(w) = want {
-            if let Some(msg) = literal_mismatch(e, w) {
-                self.error(
-                    e.span(),
-                    format!("Arguments mismatch for instruction '{}': {msg}", oc.opcode),
-                );
-            }
+        if let Some(w) = want
+            && let Some(msg) = literal_mismatch(e, w)
+        {
+            self.error(
+                e.span(),
+                format!("Arguments mismatch for instruction '{}': {msg}", oc.opcode),
+            );
         }
     }
 
@@ -2121,11 +2094,10 @@ impl Checker {
             (Operand::Expr(e), Some(n)) if self.resolve_reg(e, ctx).is_some_and(|r| r.width == n) => {
                 // A vector register (`.reg .v2 .u32 v`) used whole.
                 let r = self.resolve_reg(e, ctx).expect("checked above");
-                if let (Some(w), Some(name)) = (want, e.as_name()) {
-                    if !Ty::register_fits(r.ty, w, true) {
+                if let (Some(w), Some(name)) = (want, e.as_name())
+                    && !Ty::register_fits(r.ty, w, true) {
                         self.mismatch(name, r.ty, w, oc);
                     }
-                }
             }
             (other, Some(n)) => self.error(
                 other.span(),
@@ -2147,17 +2119,16 @@ impl Checker {
             Operand::Sink(_) if is_dest => {}
             Operand::Expr(e) if is_dest => self.reg_operand(e, want, true, oc, ctx),
             Operand::Expr(Expr::Name { .. }) => {
-                if let Operand::Expr(e) = op {
-                    if let Some(r) = self.resolve_reg(e, ctx) {
-                        if let Some(w) = want {
-                            if !Ty::register_fits(r.ty, w, true) {
-                                if let Some(n) = e.as_name() {
-                                    self.mismatch(n, r.ty, w, oc);
-                                }
-                            }
-                        }
-                        return;
+                if let Operand::Expr(e) = op
+                    && let Some(r) = self.resolve_reg(e, ctx)
+                {
+                    if let Some(w) = want
+                        && !Ty::register_fits(r.ty, w, true)
+                        && let Some(n) = e.as_name()
+                    {
+                        self.mismatch(n, r.ty, w, oc);
                     }
+                    return;
                 }
                 self.value(op, want, true, true, oc, ctx);
             }
@@ -2186,8 +2157,11 @@ impl Checker {
                     }
                 }
             }
-            Operand::Pair(a, b, _) => {
-                self.any(&Operand::Expr(a.clone()), oc, ctx);
+            Operand::Pair(pair, _) => {
+                let (a, b) = &**pair;
+                if let Some(a) = a {
+                    self.any(&Operand::Expr(a.clone()), oc, ctx);
+                }
                 self.any(&Operand::Expr(b.clone()), oc, ctx);
             }
             Operand::Address(..) => self.address(op, oc, ctx),
@@ -2248,15 +2222,14 @@ impl Checker {
                     }
                 }
             }
-            Resolved::Reg(_) => {
+            Resolved::Reg(_)
                 // An indirect call needs a prototype or a target list.
-                if ins.operands.len() < 3 {
+                if ins.operands.len() < 3 => {
                     self.error(
                         ins.span,
                         "an indirect `call` needs a prototype or a `.calltargets` list",
                     );
                 }
-            }
             _ => {}
         }
     }
@@ -2363,9 +2336,9 @@ fn short_list(items: &[String]) -> String {
 fn item_span(item: &Item) -> Span {
     match item {
         Item::Version { text } => text.span,
+        Item::File(f) => f.span,
         Item::Target { span, .. }
         | Item::AddressSize { span, .. }
-        | Item::File { span, .. }
         | Item::Section { span, .. }
         | Item::Alias { span, .. }
         | Item::Pragma { span, .. } => *span,

@@ -29,7 +29,7 @@
 //! "Feature 'mapa' requires .target sm_90 or higher". Forms are tried in order; the first whose
 //! type slots fit the written types decides.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::OnceLock;
 
 /// Every PTX data type name (without the dot), for classifying modifiers.
@@ -190,9 +190,18 @@ cp.async.bulk.commit_group                                           : @sm90 'cp
 cp.async.bulk.wait_group {.read}                                     : i:u32 @sm90 'cp.async.bulk'
 tensormap.replace <.tile> <.global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .fill_mode> {.global .shared::cta} T<b1024> U<b32 b64> : m * @sm90a 'tensormap.replace'
 tensormap.cp_fenceproxy .global .shared::cta .tensormap::generic .release <.cta .cluster .gpu .sys> .sync .aligned : m m a:u32 @sm90 'tensormap.cp_fenceproxy'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.min .max .add .and .or .xor> {.acc::f32} V{.v2 .v4 .v8} T<b32 b64 u32 s32 u64 s64 f32 f64 f16 f16x2 bf16 bf16x2 e5m2 e5m2x2 e4m3 e4m3x2> : V m @sm90 'multimem.ld_reduce'
-multimem.st {.weak .relaxed .release} {.cta .cluster .gpu .sys} .global V{.v2 .v4 .v8} T<b32 b64 u32 s32 u64 s64 f32 f64 f16 f16x2 bf16 bf16x2 e5m2 e5m2x2 e4m3 e4m3x2> : m V @sm90 'multimem.st'
-multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global <.min .max .add .and .or .xor .inc .dec> V{.v2 .v4 .v8} T<b32 b64 u32 s32 u64 s64 f32 f64 f16 f16x2 bf16 bf16x2> : m V @sm90 'multimem.red'
+# multimem: the op/type pairs ptxas 13.1 accepts (probes 12_multimem: 70 of 139 accepted).
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add T<u32 s32 u64> : d:T m @sm90 'multimem.ld_reduce'
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add V{.v2 .v4 .v8} T<f32 f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add .acc::f32 V{.v2 .v4 .v8} T<f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.min .max> T<u32 s32 u64 s64> : d:T m @sm90 'multimem.ld_reduce'
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.min .max> V{.v2 .v4 .v8} T<f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
+multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.and .or .xor> T<b32 b64> : d:T m @sm90 'multimem.ld_reduce'
+multimem.st {.weak .relaxed .release} {.cta .cluster .gpu .sys} .global V{.v2 .v4 .v8} T<b32 b64 f32 f64 f16x2 bf16x2> : m V @sm90 'multimem.st'
+multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global .add T<u32 s32 u64> : m a:T @sm90 'multimem.red'
+multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global .add V{.v2 .v4 .v8} T<f32 f64 f16x2 bf16x2> : m V @sm90 'multimem.red'
+multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global <.min .max> T<u32 s32 u64 s64> : m a:T @sm90 'multimem.red'
+multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global <.and .or .xor> T<b32 b64> : m a:T @sm90 'multimem.red'
 # ---- textures and surfaces ---------------------------------------------------------------------
 tex      <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ ?_ ?_ ?_
 tex      .base <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ ?_ ?_ ?_
@@ -288,7 +297,10 @@ pub struct TypeSlot {
     /// `T`, `U`, `W` or `X`.
     pub slot: char,
     pub required: bool,
+    /// The allowed types with their dots, in table order (for messages).
     pub allowed: Vec<String>,
+    /// The same without dots, for lookup.
+    pub allowed_set: FxHashSet<String>,
 }
 
 /// A group of alternative modifiers (written with the dot).
@@ -364,38 +376,67 @@ pub struct Form {
     pub nonsync: bool,
     /// The table line, for diagnostics and documentation.
     pub line: usize,
+    /// Modifier word → the groups (indices into `groups`) that take it.
+    pub group_index: FxHashMap<String, Vec<usize>>,
 }
 
 impl Form {
     /// Whether `m` (with the dot) may appear on this form.
     pub fn allows_modifier(&self, m: &str) -> bool {
-        self.fixed.iter().any(|f| f == m)
-            || self
-                .groups
-                .iter()
-                .any(|g| g.alternatives.iter().any(|a| a == m))
+        self.fixed.iter().any(|f| f == m) || self.group_index.contains_key(m)
+    }
+
+    /// Whether the written types fit this form's type slots, in order.
+    pub fn types_fit<'a>(&self, types: impl ExactSizeIterator<Item = &'a str>) -> bool {
+        let required = self.types.iter().filter(|s| s.required).count();
+        let n = types.len();
+        n >= required
+            && n <= self.types.len()
+            && types
+                .zip(&self.types)
+                .all(|(t, slot)| slot.allowed_set.contains(t))
     }
 }
 
 /// The parsed table: forms by opcode, plus the vocabulary of every modifier.
 pub struct Isa {
-    pub forms: HashMap<String, Vec<Form>>,
+    pub forms: FxHashMap<String, Vec<Form>>,
+    /// First words of the compound opcodes (`cp` of `cp.async.bulk`), to find them quickly.
+    pub compound_heads: FxHashSet<String>,
     /// Every modifier word that appears anywhere in the table (with the dot).
-    pub vocabulary: std::collections::HashSet<String>,
-    /// The longest compound opcode, in words (`cp.async.bulk.tensor` = 4).
+    pub vocabulary: FxHashSet<String>,
+    /// The longest compound opcode, in words (`cp.async.bulk.prefetch.tensor` = 5).
     pub max_opcode_words: usize,
 }
 
 impl Isa {
+    /// Finds the longest known compound opcode of an instruction (`cp.async.bulk.tensor`) and
+    /// returns it with the modifiers that follow it.
+    pub fn split_opcode<'i>(
+        &self,
+        ins: &'i crate::frontend::ast::Instruction,
+    ) -> Option<(String, Vec<&'i crate::frontend::ast::Name>)> {
+        let head = ins.opcode.text.as_str();
+        if self.compound_heads.contains(head) {
+            let words: Vec<&str> = std::iter::once(head)
+                .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
+                .collect();
+            for n in (2..=self.max_opcode_words.min(words.len())).rev() {
+                let name = words[..n].concat();
+                if self.forms.contains_key(&name) {
+                    return Some((name, ins.modifiers[n - 1..].iter().collect()));
+                }
+            }
+        }
+        self.forms
+            .contains_key(head)
+            .then(|| (head.to_string(), ins.modifiers.iter().collect()))
+    }
+
     /// The table, parsed once.
     pub fn get() -> &'static Isa {
         static ISA: OnceLock<Isa> = OnceLock::new();
         ISA.get_or_init(|| parse_table(TABLE).unwrap_or_else(|e| panic!("isa.rs TABLE: {e}")))
-    }
-
-    pub fn is_type_name(word: &str) -> bool {
-        word.strip_prefix('.')
-            .is_some_and(|w| TYPE_NAMES.contains(&w) || w == "u16x2" || w == "s16x2")
     }
 }
 
@@ -452,8 +493,8 @@ fn split_items(s: &str) -> Result<Vec<String>, String> {
 }
 
 fn parse_table(text: &str) -> Result<Isa, String> {
-    let mut forms: HashMap<String, Vec<Form>> = HashMap::new();
-    let mut vocabulary = std::collections::HashSet::new();
+    let mut forms: FxHashMap<String, Vec<Form>> = FxHashMap::default();
+    let mut vocabulary = FxHashSet::default();
     let mut max_words = 1;
     for (idx, raw) in text.lines().enumerate() {
         let line_no = idx + 1;
@@ -481,6 +522,7 @@ fn parse_table(text: &str) -> Result<Isa, String> {
             gate: None,
             nonsync: false,
             line: line_no,
+            group_index: FxHashMap::default(),
         };
         for item in items {
             let (prefix, body) = match item.find(['{', '<']) {
@@ -492,11 +534,15 @@ fn parse_table(text: &str) -> Result<Isa, String> {
                 .strip_prefix(['{', '<'])
                 .and_then(|b| b.strip_suffix(['}', '>']));
             match (prefix, inner) {
-                ("T" | "U" | "W" | "X", Some(list)) => form.types.push(TypeSlot {
-                    slot: prefix.chars().next().unwrap_or('T'),
-                    required,
-                    allowed: expand_types(list),
-                }),
+                ("T" | "U" | "W" | "X", Some(list)) => {
+                    let allowed = expand_types(list);
+                    form.types.push(TypeSlot {
+                        slot: prefix.chars().next().unwrap_or('T'),
+                        required,
+                        allowed_set: allowed.iter().map(|t| t[1..].to_string()).collect(),
+                        allowed,
+                    })
+                }
                 ("V", Some(list)) | ("", Some(list)) => {
                     let alternatives: Vec<String> =
                         list.split_whitespace().map(str::to_string).collect();
@@ -583,10 +629,20 @@ fn parse_table(text: &str) -> Result<Isa, String> {
             };
             form.operands.push(OperandSpec { kind, optional });
         }
+        for (i, g) in form.groups.iter().enumerate() {
+            for a in &g.alternatives {
+                form.group_index.entry(a.clone()).or_default().push(i);
+            }
+        }
         forms.entry(opcode).or_default().push(form);
     }
+    let compound_heads = forms
+        .keys()
+        .filter_map(|k| k.split_once('.').map(|(head, _)| head.to_string()))
+        .collect();
     Ok(Isa {
         forms,
+        compound_heads,
         vocabulary,
         max_opcode_words: max_words,
     })
@@ -607,6 +663,6 @@ mod tests {
         );
         let mapa = &isa.forms["mapa"][0];
         assert_eq!(mapa.gate, Some((90, false, "mapa".to_string())));
-        assert_eq!(isa.max_opcode_words, 4);
+        assert_eq!(isa.max_opcode_words, 5); // cp.async.bulk.prefetch.tensor
     }
 }

@@ -45,9 +45,11 @@ impl Printer<'_> {
             Item::AddressSize { size, span } => {
                 self.line(1, *span, format!("AddressSize {}", expr(size)))
             }
-            Item::File {
-                index, path, span, ..
-            } => self.line(1, *span, format!("File {} {}", expr(index), path.text)),
+            Item::File(f) => self.line(
+                1,
+                f.span,
+                format!("File {} {}", expr(&f.index), f.path.text),
+            ),
             Item::Section { name, items, span } => self.line(
                 1,
                 *span,
@@ -140,12 +142,8 @@ impl Printer<'_> {
                 }
                 self.params(depth + 1, "Param", &p.params);
             }
-            Stmt::Targets {
-                name,
-                kind,
-                targets,
-                span,
-            } => {
+            Stmt::Targets(t) => {
+                let (name, kind, targets, span) = (&t.name, &t.kind, &t.targets, &t.span);
                 let t: Vec<&str> = targets.iter().map(|n| n.text.as_str()).collect();
                 self.line(
                     depth,
@@ -245,7 +243,10 @@ pub fn operand(o: &Operand) -> String {
             let v: Vec<String> = items.iter().map(operand).collect();
             format!("({})", v.join(", "))
         }
-        Operand::Pair(a, b, _) => format!("{}|{}", expr(a), expr(b)),
+        Operand::Pair(pair, _) => match &pair.0 {
+            Some(a) => format!("{}|{}", expr(a), expr(&pair.1)),
+            None => format!("_|{}", expr(&pair.1)),
+        },
         Operand::Sink(_) => "_".into(),
     }
 }

@@ -18,10 +18,11 @@ pub enum Kind {
     Opaque,
 }
 
-/// A PTX scalar type, by name (`.u32`) with its width and family.
+/// A PTX scalar type (`.u32`): an index into the type table, with its name, width and family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ty {
     pub name: &'static str,
+    index: u8,
 }
 
 const TYPES: &[(&str, u32, Kind)] = &[
@@ -69,18 +70,19 @@ impl Ty {
     /// The type named by a modifier (`.u32`) or bare name (`u32`).
     pub fn parse(word: &str) -> Option<Ty> {
         let w = word.strip_prefix('.').unwrap_or(word);
-        TYPES
-            .iter()
-            .find(|(n, _, _)| *n == w)
-            .map(|(n, _, _)| Ty { name: n })
+        // Type names are short and start with one of a few letters: a cheap filter first.
+        if w.len() > 10 || !w.starts_with(['b', 'u', 's', 'f', 't', 'e', 'p']) {
+            return None;
+        }
+        TYPES.iter().position(|(n, _, _)| *n == w).map(|i| Ty {
+            name: TYPES[i].0,
+            index: i as u8,
+        })
     }
 
     fn entry(self) -> (u32, Kind) {
-        TYPES
-            .iter()
-            .find(|(n, _, _)| *n == self.name)
-            .map(|(_, b, k)| (*b, *k))
-            .unwrap_or((0, Kind::Opaque))
+        let (_, bits, kind) = TYPES[self.index as usize];
+        (bits, kind)
     }
 
     pub fn bits(self) -> u32 {

@@ -1,0 +1,475 @@
+//! Call inlining, on the syntax tree, before a kernel is planned.
+//!
+//! ptxc does not emit `.func` subroutines yet: every direct call to a function defined in the
+//! module is replaced by the callee's body, which gives the same results. The call
+//!
+//! ```ptx
+//! { .param .b32 param0; st.param.b32 [param0], %r1;
+//!   .param .b32 retval0;
+//!   call.uni (retval0), f, (param0);
+//!   ld.param.b32 %r2, [retval0]; }
+//! ```
+//!
+//! becomes a block holding f's body with every name f declares renamed apart
+//! (`%x` → `%x__in3__`, family members `%r5` → `%r__in3__5`, labels likewise), its `ret` a
+//! branch to a label after the body, and its parameters bound to the call's arguments:
+//!
+//! * a `.param` parameter *is* the caller's argument: the callee's `ld.param [a]` reads the
+//!   caller's `param0`. Parameters declared inside a body (the arguments and return slots of
+//!   call sites) become `.local` variables, and `ld.param`/`st.param` on them `ld.local`/
+//!   `st.local` — so byte offsets (`[param0+4]`) and arrays work unchanged.
+//! * a `.reg` parameter (`.func (.reg .b32 r) f (.reg .b32 a)`) is a register: the call moves the
+//!   argument into it before the body and the result out after it.
+//!
+//! Recursion, indirect calls (through a register and a prototype) and calls to functions the
+//! module does not define (the driver's `vprintf`, `malloc`, …) are errors that name the call.
+
+use crate::diag::Diagnostic;
+use crate::frontend::ast::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// How deep calls may nest when inlined.
+const MAX_DEPTH: usize = 32;
+
+/// Returns `kernel` with every call inlined.
+pub fn inline_calls(kernel: &Function, module: &Module) -> Result<Function, Vec<Diagnostic>> {
+    let funcs: FxHashMap<&str, &Function> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) if f.body.is_some() => Some((f.name.text.as_str(), &**f)),
+            _ => None,
+        })
+        .collect();
+    let mut inl = Inliner {
+        funcs,
+        next: 0,
+        diags: Vec::new(),
+        stack: vec![kernel.name.text.clone()],
+    };
+    let mut out = kernel.clone();
+    if let Some(body) = &mut out.body {
+        let params = body_params(&body.stmts);
+        inl.block(&mut body.stmts, 0, &params);
+    }
+    if inl.diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(inl.diags)
+    }
+}
+
+struct Inliner<'m> {
+    funcs: FxHashMap<&'m str, &'m Function>,
+    next: usize,
+    diags: Vec<Diagnostic>,
+    stack: Vec<String>,
+}
+
+/// The `.param` variables declared anywhere in a body (call-site arguments and return slots).
+fn body_params(stmts: &[Stmt]) -> FxHashSet<String> {
+    let mut out = FxHashSet::default();
+    for s in stmts {
+        match s {
+            Stmt::Var(v) if v.space == Space::Param => {
+                out.extend(v.decls.iter().map(|d| d.name.text.clone()));
+            }
+            Stmt::Block(b) => out.extend(body_params(&b.stmts)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The name of the object an address operand `[name(+off)]` names.
+fn addressed(op: &Operand) -> Option<&str> {
+    let Operand::Address(parts, _) = op else {
+        return None;
+    };
+    match parts.first()? {
+        Operand::Expr(Expr::Name { name, .. }) => Some(&name.text),
+        Operand::Expr(Expr::Binary { lhs, .. }) => lhs.as_name().map(|n| n.text.as_str()),
+        _ => None,
+    }
+}
+
+impl Inliner<'_> {
+    /// Rewrites a body in place: `.param` locals become `.local`, calls are expanded.
+    fn block(&mut self, stmts: &mut [Stmt], depth: usize, params: &FxHashSet<String>) {
+        let mut i = 0;
+        while i < stmts.len() {
+            match &mut stmts[i] {
+                Stmt::Var(v) if v.space == Space::Param => v.space = Space::Local,
+                Stmt::Block(b) => self.block(&mut b.stmts, depth, params),
+                Stmt::Instr(ins) => {
+                    let op = ins.opcode.text.as_str();
+                    if (op == "ld" || op == "st")
+                        && ins.modifiers.first().is_some_and(|m| m.text == ".param")
+                    {
+                        let addr = if op == "ld" {
+                            ins.operands.get(1)
+                        } else {
+                            ins.operands.first()
+                        };
+                        if addr.and_then(addressed).is_some_and(|n| params.contains(n)) {
+                            ins.modifiers[0].text = ".local".into();
+                        }
+                    }
+                    if op == "call" {
+                        let ins = ins.clone();
+                        if let Some(expanded) = self.expand(&ins, depth, params) {
+                            stmts[i] = Stmt::Block(expanded);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn error(&mut self, span: Span, msg: String) {
+        self.diags.push(Diagnostic::error(span, msg));
+    }
+
+    /// The block that replaces one call.
+    fn expand(
+        &mut self,
+        call: &Instruction,
+        depth: usize,
+        params_visible: &FxHashSet<String>,
+    ) -> Option<Block> {
+        let mut ops = call.operands.iter();
+        let mut first = ops.next();
+        let mut rets: Vec<Expr> = Vec::new();
+        if let Some(Operand::List(items, _)) = first {
+            rets = items
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::Expr(e) = o {
+                        Some(e.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            first = ops.next();
+        }
+        let Some(Operand::Expr(target)) = first else {
+            self.error(call.span, "ptxc cannot lower this `call` yet".into());
+            return None;
+        };
+        let args: Vec<Expr> = match ops.next() {
+            Some(Operand::List(items, _)) => items
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::Expr(e) = o {
+                        Some(e.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if ops.next().is_some() {
+            self.error(
+                call.span,
+                "ptxc cannot lower indirect calls (through a prototype) yet".into(),
+            );
+            return None;
+        }
+        let Some(name) = target.as_name() else {
+            self.error(target.span(), "ptxc cannot lower indirect calls yet".into());
+            return None;
+        };
+        let Some(callee) = self.funcs.get(name.text.as_str()).copied() else {
+            self.error(
+                name.span,
+                format!("ptxc cannot call `{}` yet: it is not defined in this module (system calls such as vprintf need the driver's ABI)", name.text),
+            );
+            return None;
+        };
+        if self.stack.contains(&name.text) || depth >= MAX_DEPTH {
+            self.error(
+                name.span,
+                format!(
+                    "ptxc cannot lower the recursive call of `{}` (calls are inlined)",
+                    name.text
+                ),
+            );
+            return None;
+        }
+        if call.guard.is_some() {
+            self.error(call.span, "ptxc cannot lower a guarded `call` yet".into());
+            return None;
+        }
+        self.next += 1;
+        let tag = format!("__in{}__", self.next);
+        let mut r = Renamer {
+            tag: tag.clone(),
+            map: FxHashMap::default(),
+            families: Vec::new(),
+        };
+        let mut stmts: Vec<Stmt> = Vec::new();
+        let params = callee.params.as_deref().unwrap_or_default();
+        let returns = callee.returns.as_deref().unwrap_or_default();
+        if params.len() != args.len() || returns.len() != rets.len() {
+            self.error(
+                call.span,
+                format!(
+                    "`{}` takes {} argument(s) and {} result(s)",
+                    name.text,
+                    params.len(),
+                    returns.len()
+                ),
+            );
+            return None;
+        }
+        // Bind the parameters.
+        let mut after: Vec<Stmt> = Vec::new();
+        for (p, a) in params.iter().zip(&args) {
+            bind(&mut r, &mut stmts, p, a, true, call.span);
+        }
+        for (p, a) in returns.iter().zip(&rets) {
+            bind(&mut r, &mut after, p, a, false, call.span);
+        }
+        r.collect(&callee.body.as_ref().expect("a definition").stmts);
+        let ret_label = format!("$Lret{tag}");
+        let mut body = callee.body.as_ref().expect("a definition").stmts.clone();
+        r.stmts(&mut body, &ret_label);
+        // `.param` accesses in the body name the caller's argument slots (renamed) or the
+        // callee's own call sites' slots: all are local memory now.
+        let mut visible = params_visible.clone();
+        visible.extend(body_params(&body));
+        self.stack.push(name.text.clone());
+        self.block(&mut body, depth + 1, &visible);
+        self.stack.pop();
+        stmts.push(Stmt::Block(Block {
+            stmts: body,
+            span: call.span,
+        }));
+        stmts.push(Stmt::Label(Name {
+            text: ret_label,
+            span: call.span,
+        }));
+        stmts.extend(after);
+        Some(Block {
+            stmts,
+            span: call.span,
+        })
+    }
+}
+
+/// Binds one parameter: a `.param` parameter is renamed to the caller's argument; a `.reg`
+/// parameter is declared and moved into (arguments) or out of (results).
+fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: bool, span: Span) {
+    let pname = p.decl.name.text.clone();
+    if p.space == Space::Param
+        && let Some(a) = arg.as_name()
+    {
+        r.map.insert(pname, a.text.clone());
+        return;
+    }
+    let new = format!("{pname}{}", r.tag);
+    r.map.insert(pname, new.clone());
+    let ty = p
+        .attrs
+        .iter()
+        .find(|a| crate::frontend::types::Ty::parse(&a.word.text).is_some());
+    let Some(ty) = ty else { return };
+    // `.b8` arrays cannot be registers: keep them as local memory with the same shape.
+    let space = if p.space == Space::Param {
+        Space::Local
+    } else {
+        Space::Reg
+    };
+    out.push(Stmt::Var(Box::new(VarDecl {
+        linkage: vec![],
+        space,
+        space_span: span,
+        attrs: p.attrs.clone(),
+        decls: vec![Declarator {
+            name: Name {
+                text: new.clone(),
+                span,
+            },
+            range: None,
+            dims: p.decl.dims.clone(),
+            init: None,
+            span,
+        }],
+        span,
+    })));
+    if space == Space::Reg {
+        let (dst, src) = if input {
+            (
+                Expr::Name {
+                    name: Name { text: new, span },
+                    component: None,
+                },
+                arg.clone(),
+            )
+        } else {
+            (
+                arg.clone(),
+                Expr::Name {
+                    name: Name { text: new, span },
+                    component: None,
+                },
+            )
+        };
+        let mov_ty = ty.word.text.clone();
+        out.push(Stmt::Instr(Box::new(Instruction {
+            guard: None,
+            opcode: Name {
+                text: "mov".into(),
+                span,
+            },
+            modifiers: vec![Name { text: mov_ty, span }],
+            operands: vec![Operand::Expr(dst), Operand::Expr(src)],
+            span,
+        })));
+    }
+}
+
+/// Renames what a callee declares apart from everything else.
+struct Renamer {
+    tag: String,
+    map: FxHashMap<String, String>,
+    /// Register families `%r<N>`: (prefix, new prefix).
+    families: Vec<(String, String)>,
+}
+
+impl Renamer {
+    /// Finds every name the body declares (registers, labels, variables).
+    fn collect(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            match s {
+                Stmt::Var(v) => {
+                    for d in &v.decls {
+                        if d.range.is_some() {
+                            let p = d.name.text.clone();
+                            self.families.push((p.clone(), format!("{p}{}", self.tag)));
+                        } else {
+                            self.map
+                                .entry(d.name.text.clone())
+                                .or_insert_with(|| format!("{}{}", d.name.text, self.tag));
+                        }
+                    }
+                }
+                Stmt::Label(n) => {
+                    self.map
+                        .insert(n.text.clone(), format!("{}{}", n.text, self.tag));
+                }
+                Stmt::Block(b) => self.collect(&b.stmts),
+                Stmt::CallPrototype(p) => {
+                    self.map
+                        .insert(p.name.text.clone(), format!("{}{}", p.name.text, self.tag));
+                }
+                Stmt::Targets(t) => {
+                    self.map
+                        .insert(t.name.text.clone(), format!("{}{}", t.name.text, self.tag));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn name(&self, n: &mut Name) {
+        if let Some(new) = self.map.get(&n.text) {
+            n.text = new.clone();
+            return;
+        }
+        let digits = n.text.len() - n.text.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            let (prefix, num) = n.text.split_at(n.text.len() - digits);
+            if let Some((_, new)) = self.families.iter().find(|(p, _)| p == prefix) {
+                n.text = format!("{new}{num}");
+            }
+        }
+    }
+
+    fn expr(&self, e: &mut Expr) {
+        match e {
+            Expr::Name { name, .. } => self.name(name),
+            Expr::Unary { arg, .. } => self.expr(arg),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            Expr::Cond {
+                cond, then, other, ..
+            } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(other);
+            }
+            Expr::Call { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
+            Expr::Lit { .. } => {}
+        }
+    }
+
+    fn operand(&self, o: &mut Operand) {
+        match o {
+            Operand::Expr(e) | Operand::Not(e, _) => self.expr(e),
+            Operand::Address(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => {
+                v.iter_mut().for_each(|x| self.operand(x))
+            }
+            Operand::Pair(p, _) => {
+                if let Some(a) = &mut p.0 {
+                    self.expr(a);
+                }
+                self.expr(&mut p.1);
+            }
+            Operand::Sink(_) => {}
+        }
+    }
+
+    /// Renames a body and turns its `ret`s into branches to `ret_label`.
+    fn stmts(&self, stmts: &mut [Stmt], ret_label: &str) {
+        for s in stmts {
+            match s {
+                Stmt::Var(v) => {
+                    for d in &mut v.decls {
+                        if d.range.is_some() {
+                            if let Some((_, new)) =
+                                self.families.iter().find(|(p, _)| *p == d.name.text)
+                            {
+                                d.name.text = new.clone();
+                            }
+                        } else {
+                            self.name(&mut d.name);
+                        }
+                    }
+                }
+                Stmt::Label(n) => self.name(n),
+                Stmt::Block(b) => self.stmts(&mut b.stmts, ret_label),
+                Stmt::Instr(ins) => {
+                    if let Some(g) = &mut ins.guard {
+                        self.name(&mut g.pred);
+                    }
+                    ins.operands.iter_mut().for_each(|o| self.operand(o));
+                    if ins.opcode.text == "ret" {
+                        let span = ins.opcode.span;
+                        ins.opcode.text = "bra".into();
+                        ins.modifiers.clear();
+                        ins.operands = vec![Operand::Expr(Expr::Name {
+                            name: Name {
+                                text: ret_label.into(),
+                                span,
+                            },
+                            component: None,
+                        })];
+                    }
+                }
+                Stmt::CallPrototype(p) => self.name(&mut p.name),
+                Stmt::Targets(t) => {
+                    self.name(&mut t.name);
+                    t.targets.iter_mut().for_each(|n| self.name(n));
+                }
+                Stmt::Pragma(_) | Stmt::Loc(_) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,1377 @@
+//! Hopper's cluster and asynchronous features, with the recipes ptxas really uses
+//! (ptxas-facts.md §a and §e). Where a seed document and ptxas disagree, ptxas wins:
+//!
+//! * `mapa` is `PRMT d, rank, 0x654, addr` — byte 3 of a shared address is the CTA rank
+//!   (seed 000 has an `S2R SR_SWINHI` in the 32-bit form; ptxas reads none).
+//! * `getctarank` is `SHF.L.U64.HI d, a, 0x8, RZ`, i.e. `a >> 24`.
+//! * `barrier.cluster.arrive/wait` are `UCGABAR_ARV`/`UCGABAR_WAIT` (+ `CCTL.IVALL`), but unless
+//!   the kernel has `.explicitcluster` both sit behind a run-time test of `c[0x0][0x140] == 1`;
+//!   without it the arrive is skipped and the wait is `BAR.SYNC 0` (§e.1).
+//! * Every release at GPU/cluster/SYS scope is `MEMBAR…; ERRBAR; CGAERRBAR`, every acquire ends
+//!   in `CCTL.IVALL`, `.cluster` scope is `.GPU` (§e.2–4); `fence.mbarrier_init` emits nothing.
+//! * `elect.sync` is `ELECT P, UR, PT` — the member mask is not encoded (§e.11).
+//! * `mbarrier.*` are `SYNCS.*` on a uniform address (§a.3.9).
+
+use super::{Cx, PtxOp, Val};
+use crate::frontend::ast;
+use crate::frontend::types::Ty;
+use crate::lower::Sym;
+use crate::mir::{Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
+
+/// `c[0x0][0x140]`: 1 when the kernel was launched as an explicit cluster (§c.1).
+const EXPLICIT_CLUSTER_FLAG: i64 = 0x140;
+
+impl Cx<'_> {
+    /// The cluster/async family.
+    pub(super) fn lower_cluster(&mut self, op: &PtxOp<'_>) -> Option<bool> {
+        Some(match op.opcode {
+            "mapa" => self.mapa(op),
+            "getctarank" => self.getctarank(op),
+            "barrier.cluster.arrive" => self.cluster_arrive(op),
+            "barrier.cluster.wait" => self.cluster_wait(op),
+            "fence" | "membar" => self.fence(op),
+            "elect" => self.elect(op),
+            "mbarrier.init" => self.mbarrier_init(op),
+            "mbarrier.arrive"
+            | "mbarrier.arrive_drop"
+            | "mbarrier.expect_tx"
+            | "mbarrier.complete_tx" => self.mbarrier_arrive(op),
+            "mbarrier.test_wait" | "mbarrier.try_wait" => self.mbarrier_wait(op),
+            "mbarrier.inval" => self.mbarrier_inval(op),
+            "cp.async.bulk" => self.bulk_copy(op),
+            "cp.async.bulk.tensor" => self.tensor_copy(op),
+            "cp.async.bulk.commit_group" => {
+                self.emit(Inst::new("UTMACMDFLUSH", &[], vec![]));
+                true
+            }
+            "cp.async.bulk.wait_group" => self.bulk_wait(op),
+            "multimem.ld_reduce" => self.multimem_ld_reduce(op),
+            "multimem.red" => self.multimem_red(op),
+            "multimem.st" => self.multimem_st(op),
+            "griddepcontrol" | "setmaxnreg" | "mbarrier.pending_count" => false,
+            o if o.starts_with("cp.")
+                || o.starts_with("multimem.")
+                || o.starts_with("tensormap.")
+                || o.starts_with("wgmma.")
+                || matches!(
+                    o,
+                    "stmatrix" | "ldmatrix" | "movmatrix" | "mma" | "red.async" | "st.async"
+                ) =>
+            {
+                false
+            }
+            _ => return None,
+        })
+    }
+
+    fn pt() -> Operand {
+        Operand::use_(Reg::phys(PReg::PT))
+    }
+
+    fn rz() -> Operand {
+        Operand::use_(Reg::phys(PReg::RZ))
+    }
+
+    /// `MEMBAR.<sem>.<scope>`, then `ERRBAR; CGAERRBAR` for scopes beyond the CTA.
+    fn membar(&mut self, sem: &'static str, scope: &'static str) {
+        self.emit(Inst::new("MEMBAR", &[sem, scope], vec![]));
+        if scope != "CTA" {
+            self.emit(Inst::new("ERRBAR", &[], vec![]));
+            self.emit(Inst::new("CGAERRBAR", &[], vec![]));
+        }
+    }
+
+    fn cctl_ivall(&mut self) {
+        self.emit(Inst::new("CCTL", &["IVALL"], vec![]));
+    }
+
+    /// The SASS scope of a PTX scope modifier (`.cluster` is `.GPU`: SASS has no cluster scope).
+    fn sass_scope(op: &PtxOp<'_>) -> Option<&'static str> {
+        if op.has(".cta") {
+            Some("CTA")
+        } else if op.has(".cluster") || op.has(".gpu") || op.has(".gl") {
+            Some("GPU")
+        } else if op.has(".sys") {
+            Some("SYS")
+        } else {
+            None
+        }
+    }
+
+    fn fence(&mut self, op: &PtxOp<'_>) -> bool {
+        if op.has(".mbarrier_init") {
+            // ptxas emits nothing for fence.mbarrier_init.release.cluster (§a.3.5).
+            return true;
+        }
+        if op.has(".proxy") {
+            if op.has(".async") {
+                if op.has(".global") {
+                    self.emit(Inst::new("FENCE", &["VIEW", "ASYNC", "G"], vec![]));
+                } else {
+                    let scope = if op.has(".shared::cta") { "CTA" } else { "GPU" };
+                    self.emit(Inst::new("MEMBAR", &["ALL", scope], vec![]));
+                    self.emit(Inst::new("FENCE", &["VIEW", "ASYNC", "S"], vec![]));
+                }
+                return true;
+            }
+            if op.flags.iter().any(|f| f.starts_with(".tensormap::")) && op.has(".release") {
+                self.membar("ALL", "GPU");
+                return true;
+            }
+            return false;
+        }
+        let scope = match (op.opcode, Self::sass_scope(op)) {
+            (_, Some(s)) => s,
+            ("membar", None) => return false,
+            ("fence", None) => "GPU",
+            _ => return false,
+        };
+        let sc = op.has(".sc") || op.opcode == "membar";
+        match () {
+            // fence.acquire.* is only the invalidation; fence.release.* only the barrier.
+            _ if op.has(".acquire") => {
+                if scope != "CTA" {
+                    self.cctl_ivall();
+                }
+            }
+            _ if op.has(".release") => {
+                self.membar("ALL", scope);
+            }
+            _ => {
+                self.membar(if sc { "SC" } else { "ALL" }, scope);
+                if scope != "CTA" {
+                    self.cctl_ivall();
+                }
+            }
+        }
+        true
+    }
+
+    /// The predicate "this launch is an explicit cluster" (`c[0x0][0x140] == 1`), computed once
+    /// in the entry block.
+    fn explicit_cluster_pred(&mut self) -> Reg {
+        if let Some(p) = self.cluster_flag {
+            return Reg::whole(p, 1);
+        }
+        let flag = self.new_vreg(RegClass::Gpr, 1);
+        let p = self.new_vreg(RegClass::Pred, 1);
+        self.entry_value(Inst::new(
+            "LDC",
+            &[],
+            vec![
+                Operand::def(Reg::whole(flag, 1)),
+                Operand::new(OpKind::CBank {
+                    bank: 0,
+                    base: None,
+                    offset: EXPLICIT_CLUSTER_FLAG,
+                }),
+            ],
+        ));
+        self.entry_value(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(Reg::whole(p, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::use_(Reg::whole(flag, 1)),
+                Operand::imm(1),
+                Self::pt(),
+            ],
+        ));
+        self.cluster_flag = Some(p);
+        Reg::whole(p, 1)
+    }
+
+    /// `if (explicit cluster) { then } [else { other }]`, as ptxas lays it out.
+    fn if_explicit_cluster<T: FnOnce(&mut Self), E: FnOnce(&mut Self)>(
+        &mut self,
+        then: T,
+        other: Option<E>,
+    ) {
+        let p = self.explicit_cluster_pred();
+        let head = self.cur;
+        // Blocks are laid out in the order they are made: then, else, join.
+        let t = self.fresh_block();
+        let e = other.as_ref().map(|_| self.fresh_block());
+        let join = self.fresh_block();
+        match other {
+            None => {
+                // @!P BRA join; then; join:
+                self.emit_unguarded(
+                    Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(join))]).guarded(p, true),
+                );
+                self.f.block_mut(head).fallthrough = Some(t);
+                self.add_edge(head, t);
+                self.add_edge(head, join);
+                self.switch_to(t, true);
+                then(self);
+                let last = self.cur;
+                self.f.block_mut(last).fallthrough = Some(join);
+                self.add_edge(last, join);
+                self.switch_to(join, true);
+            }
+            Some(other) => {
+                // @!P BRA else; then; BRA join; else: other; join:
+                let e = e.expect("made above");
+                self.emit_unguarded(
+                    Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(e))]).guarded(p, true),
+                );
+                self.f.block_mut(head).fallthrough = Some(t);
+                self.add_edge(head, t);
+                self.add_edge(head, e);
+                self.switch_to(t, true);
+                then(self);
+                let last = self.cur;
+                self.emit_unguarded(Inst::new(
+                    "BRA",
+                    &[],
+                    vec![Operand::new(OpKind::Block(join))],
+                ));
+                self.add_edge(last, join);
+                self.switch_to(e, true);
+                other(self);
+                let last = self.cur;
+                self.f.block_mut(last).fallthrough = Some(join);
+                self.add_edge(last, join);
+                self.switch_to(join, true);
+            }
+        }
+    }
+
+    fn cluster_arrive(&mut self, op: &PtxOp<'_>) -> bool {
+        if self.guard.is_some() {
+            return false;
+        }
+        // A plain arrive has release semantics (§a.1 #23).
+        let release = !op.has(".relaxed");
+        let arrive = move |cx: &mut Self| {
+            if release {
+                cx.membar("ALL", "GPU");
+            }
+            cx.emit(Inst::new("UCGABAR_ARV", &[], vec![]));
+        };
+        if self.explicit_cluster {
+            arrive(self);
+        } else {
+            self.if_explicit_cluster(arrive, None::<fn(&mut Self)>);
+        }
+        true
+    }
+
+    fn cluster_wait(&mut self, op: &PtxOp<'_>) -> bool {
+        let _ = op;
+        if self.guard.is_some() {
+            return false;
+        }
+        let wait = |cx: &mut Self| {
+            cx.emit(Inst::new("UCGABAR_WAIT", &[], vec![]));
+            cx.cctl_ivall();
+        };
+        if self.explicit_cluster {
+            wait(self);
+        } else {
+            // Not launched as a cluster: the CTA is its own cluster, and the wait is `bar.sync 0`.
+            let fallback = |cx: &mut Self| {
+                cx.emit(Inst::new(
+                    "BAR",
+                    &["SYNC", "DEFER_BLOCKING"],
+                    vec![Operand::imm(0)],
+                ));
+            };
+            self.if_explicit_cluster(wait, Some(fallback));
+        }
+        true
+    }
+
+    fn elect(&mut self, op: &PtxOp<'_>) -> bool {
+        let [d, _mask] = op.operands() else {
+            return false;
+        };
+        let ast::Operand::Pair(pair, _) = d else {
+            return false;
+        };
+        let (value, pred) = &**pair;
+        let p = self.new_vreg(RegClass::Pred, 1);
+        let lane = self.new_vreg(RegClass::Ugpr, 1);
+        let keep_lane = value.is_some();
+        self.emit(Inst::new(
+            "ELECT",
+            &[],
+            vec![
+                Operand::def(Reg::whole(p, 1)),
+                Operand::def(if keep_lane {
+                    Reg::whole(lane, 1)
+                } else {
+                    Reg::phys(PReg::URZ)
+                }),
+                Self::pt(),
+            ],
+        ));
+        if let Some(v) = value {
+            let Some(dst) = self.dst(&ast::Operand::Expr(v.clone())) else {
+                return false;
+            };
+            self.emit_def(
+                &dst,
+                Inst::new(
+                    "MOV",
+                    &[],
+                    vec![Operand::def(dst.reg()), Operand::use_(Reg::whole(lane, 1))],
+                ),
+            );
+            self.commit(dst);
+        }
+        let Some(pdst) = self.dst(&ast::Operand::Expr(pred.clone())) else {
+            return false;
+        };
+        if pdst.prior.is_some() {
+            return false;
+        }
+        self.assign(pdst, p);
+        true
+    }
+
+    /// `mapa[.shared::cluster].u32/u64 d, a, rank`: the address `a` with byte 3 replaced by the
+    /// rank (`PRMT d, rank, 0x654, a`).
+    fn mapa(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [d, a, rank] = op.operands() else {
+            return false;
+        };
+        let u32t = Ty::parse("u32").expect("u32");
+        let (Some(va), Some(vr)) = (self.val(a, ty), self.val(rank, u32t)) else {
+            return true;
+        };
+        let Some(dst) = self.dst(d) else { return false };
+        let rr = self.to_reg(vr, 1);
+        let lo = self.to_reg(self.word(va, 0), 1);
+        let out_lo = if dst.words == 2 {
+            dst.word(0)
+        } else {
+            dst.reg()
+        };
+        self.emit_def(
+            &dst,
+            Inst::new(
+                "PRMT",
+                &[],
+                vec![
+                    Operand::def(out_lo),
+                    Operand::use_(rr),
+                    Operand::imm(0x654),
+                    Operand::use_(lo),
+                ],
+            ),
+        );
+        if dst.words == 2 {
+            // A generic address keeps its aperture (high word); a .shared::cluster u64 has 0.
+            let hi = if op.has(".shared::cluster") {
+                Val::Imm(0)
+            } else {
+                self.word(va, 1)
+            };
+            let src = self.operand(hi);
+            self.emit_def(
+                &dst,
+                Inst::new("MOV", &[], vec![Operand::def(dst.word(1)), src]),
+            );
+        }
+        self.commit(dst);
+        true
+    }
+
+    /// `getctarank d, a`: the rank in byte 3 of the (low word of the) address.
+    fn getctarank(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [d, a] = op.operands() else { return false };
+        let Some(va) = self.val(a, ty) else {
+            return true;
+        };
+        let Some(dst) = self.dst(d) else { return false };
+        let lo = self.to_reg(self.word(va, 0), 1);
+        self.emit_def(
+            &dst,
+            Inst::new(
+                "SHF",
+                &["L", "U64", "HI"],
+                vec![
+                    Operand::def(dst.reg()),
+                    Operand::use_(lo),
+                    Operand::imm(8),
+                    Self::rz(),
+                ],
+            ),
+        );
+        self.commit(dst);
+        true
+    }
+
+    /// The uniform address of an mbarrier operand `[bar]`, `[bar+8]`, `[%r]`, `[%rd]`: a shared
+    /// address with the own CTA rank in byte 3, or the low word of a generic address (§a.1 #32).
+    fn mbarrier_address(&mut self, a: &ast::Operand) -> Option<Reg> {
+        self.shared_address(a, true)
+    }
+
+    /// A shared address operand: in a uniform register when the value is warp-uniform;
+    /// otherwise an error when `uniform` is required, else the vector register holding it.
+    fn shared_address(&mut self, a: &ast::Operand, uniform: bool) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let (name, off) = match e {
+            ast::Expr::Name {
+                name,
+                component: None,
+            } => (name, 0),
+            ast::Expr::Binary {
+                op: ast::BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => (
+                lhs.as_name()?,
+                crate::frontend::check::eval_const(rhs)? as i64,
+            ),
+            _ => {
+                self.error(*span, "ptxc cannot lower this mbarrier address yet");
+                return None;
+            }
+        };
+        let base = if let Some(Sym::Shared { offset }) = self.sym(&name.text) {
+            self.shared_address_uniform(i64::from(offset))
+        } else if let Some((var, _)) = self.lookup_reg(&name.text) {
+            let r = self.read_var(var);
+            let lo = match r {
+                Reg::Virt { vreg, first, count } if count > 1 => Reg::Virt {
+                    vreg,
+                    first,
+                    count: 1,
+                },
+                other => other,
+            };
+            match self.uniform_of(lo) {
+                Some(u) => u,
+                None if !uniform && off == 0 => return Some(lo),
+                None => {
+                    self.error(*span, "ptxc cannot yet lower an mbarrier operation whose address differs between threads");
+                    return None;
+                }
+            }
+        } else {
+            self.error(
+                name.span,
+                format!("ptxc cannot address `{}` here yet", name.text),
+            );
+            return None;
+        };
+        if off == 0 {
+            return Some(base);
+        }
+        let d = self.new_vreg(RegClass::Ugpr, 1);
+        self.emit_unguarded(Inst::new(
+            "UIADD3",
+            &[],
+            vec![
+                Operand::def(Reg::whole(d, 1)),
+                Operand::use_(base),
+                Operand::imm(off),
+                Operand::use_(Reg::phys(PReg::URZ)),
+            ],
+        ));
+        Some(Reg::whole(d, 1))
+    }
+
+    /// `(SR_CgaCtaId << 24) + offset` in uniform registers (`S2UR; UMOV; ULEA …, 0x18`).
+    pub(super) fn shared_address_uniform(&mut self, offset: i64) -> Reg {
+        let rank = self.new_vreg(RegClass::Ugpr, 1);
+        let base = self.new_vreg(RegClass::Ugpr, 1);
+        let addr = self.new_vreg(RegClass::Ugpr, 1);
+        self.emit_unguarded(Inst::new(
+            "S2UR",
+            &[],
+            vec![
+                Operand::def(Reg::whole(rank, 1)),
+                Operand::new(OpKind::SReg(super::sr::CGA_CTA_ID)),
+            ],
+        ));
+        self.emit_unguarded(Inst::new(
+            "UMOV",
+            &[],
+            vec![Operand::def(Reg::whole(base, 1)), Operand::imm(offset)],
+        ));
+        self.emit_unguarded(Inst::new(
+            "ULEA",
+            &[],
+            vec![
+                Operand::def(Reg::whole(addr, 1)),
+                Operand::use_(Reg::whole(rank, 1)),
+                Operand::use_(Reg::whole(base, 1)),
+                Operand::imm(0x18),
+            ],
+        ));
+        Reg::whole(addr, 1)
+    }
+
+    fn ur_mem(addr: Reg) -> Operand {
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![MemTerm::Reg(addr, None)],
+        })
+    }
+
+    /// `mbarrier.init [bar], n`: the 64-bit state {lo: (2^20 − n) << 1, hi: (2^20 − n) << 11}
+    /// written with `SYNCS.EXCH.64 URZ, [UR], UR` (§a.3.9).
+    fn mbarrier_init(&mut self, op: &PtxOp<'_>) -> bool {
+        let [a, n] = op.operands() else { return false };
+        let u32t = Ty::parse("u32").expect("u32");
+        let Some(vn) = self.val(n, u32t) else {
+            return true;
+        };
+        let Some(addr) = self.mbarrier_address(a) else {
+            return true;
+        };
+        let count = match vn {
+            Val::Imm(k) => {
+                let d = self.new_vreg(RegClass::Ugpr, 1);
+                self.emit_unguarded(Inst::new(
+                    "UMOV",
+                    &[],
+                    vec![Operand::def(Reg::whole(d, 1)), Operand::imm(k)],
+                ));
+                Reg::whole(d, 1)
+            }
+            Val::Reg(r) => match self.uniform_of(r) {
+                Some(u) => u,
+                None => {
+                    self.error(op.ins.span, "ptxc cannot yet lower mbarrier.init with a count that differs between threads");
+                    return true;
+                }
+            },
+            _ => return false,
+        };
+        let t = self.new_vreg(RegClass::Ugpr, 1);
+        let state = self.new_vreg(RegClass::Ugpr, 2);
+        let urz = || Operand::use_(Reg::phys(PReg::URZ));
+        self.emit_unguarded(Inst::new(
+            "UIADD3",
+            &[],
+            vec![
+                Operand::def(Reg::whole(t, 1)),
+                Operand::use_(count).negated(),
+                Operand::imm(0x10_0000),
+                urz(),
+            ],
+        ));
+        self.emit_unguarded(Inst::new(
+            "USHF",
+            &["L", "U32"],
+            vec![
+                Operand::def(Reg::word(state, 1)),
+                Operand::use_(Reg::whole(t, 1)),
+                Operand::imm(0xb),
+                urz(),
+            ],
+        ));
+        self.emit_unguarded(Inst::new(
+            "USHF",
+            &["L", "U32"],
+            vec![
+                Operand::def(Reg::word(state, 0)),
+                Operand::use_(Reg::whole(t, 1)),
+                Operand::imm(0x1),
+                urz(),
+            ],
+        ));
+        self.emit(Inst::new(
+            "SYNCS",
+            &["EXCH", "64"],
+            vec![
+                Operand::def(Reg::phys(PReg::URZ)),
+                Self::ur_mem(addr),
+                Operand::use_(Reg::whole(state, 2)),
+            ],
+        ));
+        true
+    }
+
+    /// `mbarrier.arrive/arrive_drop/expect_tx/complete_tx` → `SYNCS.ARRIVE.TRANS64.*`.
+    fn mbarrier_arrive(&mut self, op: &PtxOp<'_>) -> bool {
+        let ops = op.operands();
+        let kind = op.opcode;
+        // (state destination, address, count/tx operand)
+        let (dst_op, a, cnt) = match (kind, ops) {
+            ("mbarrier.expect_tx" | "mbarrier.complete_tx", [a, c]) => (None, a, Some(c)),
+            (_, [d, a]) => (Some(d), a, None),
+            (_, [d, a, c]) => (Some(d), a, Some(c)),
+            _ => return false,
+        };
+        let remote = op.has(".shared::cluster");
+        let release_cluster = op.has(".release") && op.has(".cluster");
+        let u32t = Ty::parse("u32").expect("u32");
+        let count = match cnt {
+            Some(c) => match self.val(c, u32t) {
+                Some(v) => Some(self.to_reg(v, 1)),
+                None => return true,
+            },
+            None => None,
+        };
+        let Some(addr) = self.mbarrier_address(a) else {
+            return true;
+        };
+        if release_cluster {
+            // A release at cluster scope: two MEMBARs (§e.3).
+            self.emit(Inst::new("MEMBAR", &["ALL", "CTA"], vec![]));
+            self.membar("ALL", "GPU");
+        }
+        let expect = op.has(".expect_tx");
+        let mut mods: Vec<&'static str> = vec!["ARRIVE", "TRANS64"];
+        let sink = match dst_op {
+            None => true,
+            Some(ast::Operand::Sink(_)) => true,
+            Some(_) => remote,
+        };
+        if sink && (remote || kind == "mbarrier.expect_tx" || kind == "mbarrier.complete_tx") {
+            mods.push("RED");
+        }
+        if kind == "mbarrier.arrive_drop" {
+            mods.push("OPTOUT");
+        }
+        match (kind, expect, count.is_some()) {
+            ("mbarrier.expect_tx", _, _) => mods.push("A0TR"),
+            ("mbarrier.complete_tx", _, _) => mods.push("A0TX"),
+            (_, true, _) => {}
+            (_, false, true) => mods.push("ART0"),
+            (_, false, false) => mods.push("A1T0"),
+        }
+        let value = count.map_or(Self::rz(), Operand::use_);
+        let dst = match dst_op {
+            Some(d @ ast::Operand::Expr(_)) => self.dst(d),
+            _ => None,
+        };
+        let out = match &dst {
+            Some(d) => Operand::def(d.reg()),
+            None => Operand::def(Reg::phys(PReg::RZ)),
+        };
+        let inst = Inst::new("SYNCS", &mods, vec![out, Self::ur_mem(addr), value]);
+        match dst {
+            Some(d) => {
+                self.emit_def(&d, inst);
+                self.commit(d);
+            }
+            None => self.emit(inst),
+        }
+        true
+    }
+
+    /// `mbarrier.test_wait/try_wait[.parity] p, [bar], state|parity` →
+    /// `SYNCS.PHASECHK.TRANS64[.TRYWAIT] P, [UR], R`; a parity is shifted to bit 31 first;
+    /// `.acquire` at cluster/GPU scope adds `@P CCTL.IVALL`.
+    fn mbarrier_wait(&mut self, op: &PtxOp<'_>) -> bool {
+        let ops = op.operands();
+        let (d, a, s) = match ops {
+            [d, a, s] => (d, a, s),
+            // A suspend-time hint: ptxas builds a NANOSLEEP loop; not yet.
+            _ => return false,
+        };
+        let parity = op.has(".parity");
+        let ty = if parity {
+            Ty::parse("u32")
+        } else {
+            Ty::parse("b64")
+        }
+        .expect("type");
+        let Some(vs) = self.val(s, ty) else {
+            return true;
+        };
+        let Some(addr) = self.mbarrier_address(a) else {
+            return true;
+        };
+        let phase = if parity {
+            let r = self.to_reg(vs, 1);
+            let t = self.new_vreg(RegClass::Gpr, 1);
+            self.emit_unguarded(Inst::new(
+                "SHF",
+                &["L", "U32"],
+                vec![
+                    Operand::def(Reg::whole(t, 1)),
+                    Operand::use_(r),
+                    Operand::imm(0x1f),
+                    Self::rz(),
+                ],
+            ));
+            Reg::whole(t, 1)
+        } else {
+            // The phase bit of a state is in its high word.
+            let r = self.to_reg(vs, 2);
+            match r {
+                Reg::Virt { vreg, .. } => Reg::word(vreg, 1),
+                other => other,
+            }
+        };
+        let Some(dst) = self.dst(d) else { return false };
+        let mut mods: Vec<&'static str> = vec!["PHASECHK", "TRANS64"];
+        if op.opcode == "mbarrier.try_wait" {
+            mods.push("TRYWAIT");
+        }
+        self.emit_def(
+            &dst,
+            Inst::new(
+                "SYNCS",
+                &mods,
+                vec![
+                    Operand::def(dst.reg()),
+                    Self::ur_mem(addr),
+                    Operand::use_(phase),
+                ],
+            ),
+        );
+        let p = dst.reg();
+        self.commit(dst);
+        if op.has(".acquire") && matches!(Self::sass_scope(op), Some("GPU" | "SYS")) {
+            self.emit(Inst::new("CCTL", &["IVALL"], vec![]).guarded(p, false));
+        }
+        true
+    }
+
+    fn mbarrier_inval(&mut self, op: &PtxOp<'_>) -> bool {
+        let [a] = op.operands() else { return false };
+        let Some(addr) = self.mbarrier_address(a) else {
+            return true;
+        };
+        self.emit(Inst::new(
+            "SYNCS",
+            &["CCTL", "IV"],
+            vec![Self::ur_mem(addr)],
+        ));
+        true
+    }
+
+    /// The SASS type modifiers of a multimem operation (12_multimem: every accepted op × type).
+    fn multimem_type(ty: Ty, vector: bool, acc: bool, red: bool) -> Option<Vec<&'static str>> {
+        let float = |t: &'static str, ftz: bool| -> Vec<&'static str> {
+            let mut v = vec![t];
+            if ftz && red {
+                v.push("FTZ");
+            }
+            v.push("RN");
+            v
+        };
+        Some(match (ty.name, vector, acc) {
+            ("f16x2", true, true) => vec!["F16x8", "RN"],
+            ("f32", true, _) => float("F32x4", true),
+            ("f32", false, _) => float("F32", true),
+            ("f64", false, _) => float("F64", false),
+            ("f16x2", false, _) => float("F16x2", false),
+            ("bf16x2", false, _) => float("BF16x2", false),
+            ("u32" | "b32", false, _) => {
+                if red {
+                    vec![]
+                } else {
+                    vec!["32"]
+                }
+            }
+            ("s32", false, _) => vec!["S32"],
+            ("u64" | "b64", false, _) => vec!["64"],
+            ("s64", false, _) => vec!["S64"],
+            _ => return None,
+        })
+    }
+
+    fn multimem_op(op: &PtxOp<'_>) -> Option<&'static str> {
+        [
+            (".add", "ADD"),
+            (".min", "MIN"),
+            (".max", "MAX"),
+            (".and", "AND"),
+            (".or", "OR"),
+            (".xor", "XOR"),
+        ]
+        .into_iter()
+        .find(|(p, _)| op.has(p))
+        .map(|(_, s)| s)
+    }
+
+    /// The scope of a multimem reduction or store (`.sys` by default for red; §a.3.10).
+    fn multimem_scope(op: &PtxOp<'_>, default: Option<&'static str>) -> Option<&'static str> {
+        match Self::sass_scope(op) {
+            Some("CTA") => Some("SM"),
+            Some(s) => Some(s),
+            None => default,
+        }
+    }
+
+    /// A 64-bit global address in a uniform register pair, for `[RZ.U32+UR]`.
+    fn uniform_address(&mut self, a: &ast::Operand) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let Some(name) = e.as_name() else {
+            self.error(*span, "ptxc cannot lower this multimem address yet");
+            return None;
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let r = self.read_var(var);
+        let u = self.uniform_of(r);
+        if u.is_none() {
+            self.error(*span, "ptxc cannot yet lower multimem.ld_reduce from an address that differs between threads");
+        }
+        u
+    }
+
+    /// `multimem.ld_reduce` → `LDGMC.E.<op>.<type>.STRONG.SYS Rd, [RZ.U32+UR]` — always
+    /// STRONG.SYS whatever the PTX semantics say; `.acquire` adds `CCTL.IVALL`.
+    fn multimem_ld_reduce(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [d, a] = op.operands() else { return false };
+        let acc = op.has(".acc::f32");
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, acc, false),
+        ) else {
+            return false;
+        };
+        let Some(addr) = self.uniform_address(a) else {
+            return true;
+        };
+        let mut mods: Vec<&'static str> = vec!["E", if acc { "F32ADD" } else { red_op }];
+        mods.extend(tmods);
+        mods.extend(["STRONG", "SYS"]);
+        let mem = Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![
+                MemTerm::Reg(Reg::phys(PReg::RZ), Some("U32")),
+                MemTerm::Reg(addr, None),
+            ],
+        });
+        if vector {
+            // A vector destination `{a, b, c, d}`: load into a tuple, then split it.
+            let ast::Operand::Vector(items, _) = d else {
+                return false;
+            };
+            let words = items.len() as u8;
+            let t = self.new_vreg(RegClass::Gpr, words);
+            self.emit(Inst::new(
+                "LDGMC",
+                &mods,
+                vec![Operand::def(Reg::whole(t, words)), mem],
+            ));
+            for (w, it) in items.iter().enumerate() {
+                let Some(dst) = self.dst(it) else { continue };
+                self.emit_def(
+                    &dst,
+                    Inst::new(
+                        "MOV",
+                        &[],
+                        vec![
+                            Operand::def(dst.reg()),
+                            Operand::use_(Reg::word(t, w as u8)),
+                        ],
+                    ),
+                );
+                self.commit(dst);
+            }
+        } else {
+            let Some(dst) = self.dst(d) else { return false };
+            self.emit_def(
+                &dst,
+                Inst::new("LDGMC", &mods, vec![Operand::def(dst.reg()), mem]),
+            );
+            self.commit(dst);
+        }
+        if op.has(".acquire") {
+            self.cctl_ivall();
+        }
+        true
+    }
+
+    /// A global address `[%rd]`/`[%rd+off]` as `desc[UR][R.64+off]`.
+    fn desc_address(&mut self, a: &ast::Operand) -> Option<Operand> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let (name, off) = match e {
+            ast::Expr::Name {
+                name,
+                component: None,
+            } => (name, 0),
+            ast::Expr::Binary {
+                op: ast::BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => (
+                lhs.as_name()?,
+                crate::frontend::check::eval_const(rhs)? as i64,
+            ),
+            _ => {
+                self.error(*span, "ptxc cannot lower this address yet");
+                return None;
+            }
+        };
+        let (var, _) = self.lookup_reg(&name.text)?;
+        let base = self.read_var(var);
+        let desc = self.global_desc();
+        let mut terms = vec![MemTerm::Reg(base, Some("64"))];
+        if off != 0 {
+            terms.push(MemTerm::Imm(off));
+        }
+        Some(Operand::new(OpKind::Mem {
+            prefix: MemPrefix::Desc(desc),
+            terms,
+        }))
+    }
+
+    /// The value operand of a reduction or store: a register, or a vector `{…}` gathered into a
+    /// register tuple.
+    fn data_reg(&mut self, v: &ast::Operand, ty: Ty) -> Option<Reg> {
+        match v {
+            ast::Operand::Vector(items, _) => {
+                let words = items.len() as u8 * ty.bits().div_ceil(32) as u8;
+                let t = self.new_vreg(RegClass::Gpr, words);
+                for (w, it) in items.iter().enumerate() {
+                    let val = self.val(it, ty)?;
+                    let src = self.operand(val);
+                    self.emit_unguarded(Inst::new(
+                        "MOV",
+                        &[],
+                        vec![Operand::def(Reg::word(t, w as u8)), src],
+                    ));
+                }
+                Some(Reg::whole(t, words))
+            }
+            other => {
+                let val = self.val(other, ty)?;
+                Some(self.to_reg(val, ty.bits().div_ceil(32) as u8))
+            }
+        }
+    }
+
+    /// `multimem.red` → `REDG.E.<op>[.<type>].STRONG.<scope>` (SYS by default). ptxas
+    /// warp-aggregates the 32-bit integer forms; ptxc issues one reduction per thread, which is
+    /// the same operation.
+    fn multimem_red(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let vector = op.flags.iter().any(|f| f.starts_with(".v"));
+        let (Some(red_op), Some(tmods)) = (
+            Self::multimem_op(op),
+            Self::multimem_type(ty, vector, false, true),
+        ) else {
+            return false;
+        };
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E", red_op];
+        mods.extend(tmods);
+        mods.extend(["STRONG", scope]);
+        self.emit(Inst::new("REDG", &mods, vec![mem, Operand::use_(value)]));
+        true
+    }
+
+    /// `multimem.st` is an ordinary `STG` (weak by default; `.relaxed`/`.release` are STRONG).
+    fn multimem_st(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(ty) = op.ty() else { return false };
+        let [a, v] = op.operands() else { return false };
+        let Some(value) = self.data_reg(v, ty) else {
+            return true;
+        };
+        let Some(mem) = self.desc_address(a) else {
+            return true;
+        };
+        let strong = op.has(".relaxed") || op.has(".release");
+        let scope = Self::multimem_scope(op, Some("SYS")).expect("a default");
+        if op.has(".release") {
+            self.membar("ALL", if scope == "SM" { "CTA" } else { scope });
+        }
+        let mut mods: Vec<&'static str> = vec!["E"];
+        match value.count() {
+            2 => mods.push("64"),
+            4 => mods.push("128"),
+            _ => {}
+        }
+        if strong {
+            mods.extend(["STRONG", scope]);
+        }
+        self.emit(Inst::new("STG", &mods, vec![mem, Operand::use_(value)]));
+        true
+    }
+    /// `cp.async.bulk.wait_group[.read] N` → `DEPBAR.LE SB0, N`, then `CCTL.IVALL` unless only
+    /// the reads of the source must be complete (16_tma_elect/bulk_s2g).
+    fn bulk_wait(&mut self, op: &PtxOp<'_>) -> bool {
+        let [n] = op.operands() else { return false };
+        let ast::Operand::Expr(e) = n else {
+            return false;
+        };
+        let Some(k) = crate::frontend::check::eval_const(e) else {
+            return false;
+        };
+        self.emit(Inst::new(
+            "DEPBAR",
+            &["LE"],
+            vec![Operand::new(OpKind::Sym("SB0")), Operand::imm(k as i64)],
+        ));
+        if !op.has(".read") {
+            self.cctl_ivall();
+        }
+        true
+    }
+
+    /// A 64-bit generic/global address operand (`[%rd]`) as a register pair.
+    fn global_operand(&mut self, a: &ast::Operand) -> Option<Reg> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let ast::Operand::Expr(e) = parts.first()? else {
+            return None;
+        };
+        let Some(name) = e.as_name() else {
+            self.error(*span, "ptxc cannot lower this address yet");
+            return None;
+        };
+        let Some((var, _)) = self.lookup_reg(&name.text) else {
+            self.error(
+                name.span,
+                format!("ptxc cannot address `{}` here yet", name.text),
+            );
+            return None;
+        };
+        Some(self.read_var(var))
+    }
+
+    /// Runs `issue` once per active thread, as ptxas does for TMA and bulk copies
+    /// (16_tma_elect): an `ELECT` picks one waiting thread per round, its per-thread operands go
+    /// to uniform registers with `R2UR`, the uniform instruction issues, and the loop repeats
+    /// while any thread waits.
+    ///
+    /// ```text
+    ///       PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0      ; P0: this thread still waits
+    /// loop: @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
+    ///       @P1 R2UR URx, Rx …                           ; its operands
+    ///       @P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0   ; it stops waiting
+    ///       <issue>
+    ///       PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0
+    ///   @P0 BRA.U.ANY loop
+    /// ```
+    /// `operands` are the values the instruction needs in uniform registers: a uniform value is
+    /// computed once before the loop; the others are moved in each round.
+    fn per_thread_uniform_loop(
+        &mut self,
+        operands: Vec<Reg>,
+        issue: impl FnOnce(&mut Self, Vec<Reg>),
+    ) {
+        let resolved: Vec<Result<Reg, Reg>> = operands
+            .into_iter()
+            .map(|r| self.uniform_of(r).ok_or(r))
+            .collect();
+        let pred_var = |cx: &mut Self, name: &str| {
+            cx.ssa.new_var(crate::lower::ssa::VarInfo {
+                class: RegClass::Pred,
+                words: 1,
+                name: name.into(),
+            })
+        };
+        let (wait_var, elected_var) = (pred_var(self, "elect.wait"), pred_var(self, "elect.one"));
+        let pt = || Operand::use_(Reg::phys(PReg::PT));
+        let plop = |d: Reg, a: Operand, lut: i64| {
+            Inst::new(
+                "PLOP3",
+                &["LUT"],
+                vec![
+                    Operand::def(d),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    a,
+                    pt(),
+                    pt(),
+                    Operand::imm(lut),
+                    Operand::imm(0),
+                ],
+            )
+        };
+        let w0 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(w0, 1), pt(), 0x80));
+        self.ssa.write(wait_var, self.cur, w0);
+        // No thread is elected before the first round (so P1 is never read undefined).
+        let e0 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(e0, 1), pt(), 0x8));
+        self.ssa.write(elected_var, self.cur, e0);
+        let pre = self.cur;
+        let head = self.fresh_block();
+        let after = self.fresh_block();
+        self.f.block_mut(pre).fallthrough = Some(head);
+        self.add_edge(pre, head);
+        self.add_edge(head, head);
+        self.add_edge(head, after);
+        self.switch_to(head, false);
+        let wait = self.ssa.read(self.f, wait_var, head);
+        let elected_before = self.ssa.read(self.f, elected_var, head);
+        let elected = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(
+            Inst::new(
+                "ELECT",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(elected, 1)),
+                    Operand::def(Reg::phys(PReg::URZ)),
+                    pt(),
+                    Operand::new(OpKind::Prior(Reg::whole(elected_before, 1))),
+                ],
+            )
+            .guarded(Reg::whole(wait, 1), false),
+        );
+        let on_elected = Reg::whole(elected, 1);
+        let mut uniform = Vec::new();
+        for r in resolved {
+            match r {
+                Ok(u) => uniform.push(u),
+                Err(v) => {
+                    let words = v.count();
+                    let u = self.new_vreg(RegClass::Ugpr, words);
+                    for w in 0..words {
+                        let src = match v {
+                            Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + w),
+                            other => other,
+                        };
+                        self.emit_unguarded(
+                            Inst::new(
+                                "R2UR",
+                                &[],
+                                vec![Operand::def(Reg::word(u, w)), Operand::use_(src)],
+                            )
+                            .guarded(on_elected, false),
+                        );
+                    }
+                    uniform.push(Reg::whole(u, words));
+                }
+            }
+        }
+        let wait2 = self.new_vreg(RegClass::Pred, 1);
+        let mut done = plop(Reg::whole(wait2, 1), Operand::use_(on_elected), 0x8);
+        done.ops
+            .push(Operand::new(OpKind::Prior(Reg::whole(wait, 1))));
+        self.emit_unguarded(done.guarded(on_elected, false));
+        issue(self, uniform);
+        let cleared = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(cleared, 1), pt(), 0x8));
+        self.ssa.write(wait_var, self.cur, wait2);
+        self.ssa.write(elected_var, self.cur, cleared);
+        self.emit_unguarded(
+            Inst::new(
+                "BRA",
+                &["U", "ANY"],
+                vec![Operand::new(OpKind::Block(head))],
+            )
+            .guarded(Reg::whole(wait2, 1), false),
+        );
+        let last = self.cur;
+        self.f.block_mut(last).fallthrough = Some(after);
+        self.seal(head);
+        self.switch_to(after, true);
+    }
+
+    /// Packs uniform 32-bit values into one consecutive uniform tuple (the `[UR4]` operand of
+    /// UBLKCP/UTMALDG names UR4, UR5, … at once).
+    fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
+        let words: u8 = parts.iter().map(|p| p.count()).sum();
+        let t = self.new_vreg(RegClass::Ugpr, words);
+        let mut w = 0;
+        for p in parts {
+            for k in 0..p.count() {
+                let src = match *p {
+                    Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + k),
+                    other => other,
+                };
+                self.emit_unguarded(Inst::new(
+                    "UMOV",
+                    &[],
+                    vec![Operand::def(Reg::word(t, w)), Operand::use_(src)],
+                ));
+                w += 1;
+            }
+        }
+        Reg::whole(t, words)
+    }
+
+    fn ur_mem1(r: Reg) -> Operand {
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![MemTerm::Reg(r, None)],
+        })
+    }
+
+    /// `cp.async.bulk` (non-tensor): `UBLKCP.S.G [dst|mbar], [src], bytes/16` (global → shared,
+    /// completing on the mbarrier) or `UBLKCP.G.S [dst], [src], bytes/16` (shared → global,
+    /// `.bulk_group`), once per active thread.
+    fn bulk_copy(&mut self, op: &PtxOp<'_>) -> bool {
+        if self.guard.is_some() {
+            return false;
+        }
+        let ops = op.operands();
+        let to_shared = matches!(
+            op.flags.first(),
+            Some(&".shared::cluster" | &".shared::cta")
+        );
+        let u32t = Ty::parse("u32").expect("u32");
+        let (dst, src, size, mbar) = match (to_shared, ops) {
+            (true, [d, s, n, m]) => (d, s, n, Some(m)),
+            (false, [d, s, n]) => (d, s, n, None),
+            _ => return false,
+        };
+        let Some(Val::Imm(bytes)) = self.val(size, u32t) else {
+            self.error(
+                size.span(),
+                "ptxc can lower bulk copies of a constant size only, for now",
+            );
+            return true;
+        };
+        let units = self.new_vreg(RegClass::Ugpr, 1);
+        self.emit_unguarded(Inst::new(
+            "UMOV",
+            &[],
+            vec![Operand::def(Reg::whole(units, 1)), Operand::imm(bytes / 16)],
+        ));
+        let size_op = Operand::use_(Reg::whole(units, 1));
+        if to_shared {
+            let Some(d) = self.shared_address(dst, false) else {
+                return true;
+            };
+            let Some(s) = self.global_operand(src) else {
+                return true;
+            };
+            let Some(m) = mbar.and_then(|m| self.shared_address(m, false)) else {
+                return true;
+            };
+            self.per_thread_uniform_loop(vec![d, m, s], move |cx, u| {
+                let pair = cx.ur_tuple(&u[0..2]);
+                cx.emit(Inst::new(
+                    "UBLKCP",
+                    &["S", "G"],
+                    vec![Self::ur_mem1(pair), Self::ur_mem1(u[2]), size_op],
+                ));
+            });
+        } else {
+            let Some(d) = self.global_operand(dst) else {
+                return true;
+            };
+            let Some(s) = self.shared_address(src, false) else {
+                return true;
+            };
+            self.per_thread_uniform_loop(vec![d, s], move |cx, u| {
+                cx.emit(Inst::new(
+                    "UBLKCP",
+                    &["G", "S"],
+                    vec![Self::ur_mem1(u[0]), Self::ur_mem1(u[1]), size_op],
+                ));
+            });
+        }
+        true
+    }
+
+    /// `cp.async.bulk.tensor.{1,2}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    /// [dst], [tmap, {c…}], [mbar][, mask]` → `UTMALDG.<n>D[.MULTICAST] [dst|mbar|c…], [tmap]
+    /// [, mask<<16]`, once per active thread (16_tma_elect).
+    fn tensor_copy(&mut self, op: &PtxOp<'_>) -> bool {
+        let dim: &'static str = match op.flags.first() {
+            Some(&".1d") => "1D",
+            Some(&".2d") => "2D",
+            _ => return false,
+        };
+        if self.guard.is_some()
+            || !op.has(".shared::cluster")
+            || !op.has(".mbarrier::complete_tx::bytes")
+            || op.has(".im2col")
+        {
+            return false;
+        }
+        let multicast = op.has(".multicast::cluster");
+        let (dst, tsrc, mbar, mask) = match (multicast, op.operands()) {
+            (false, [d, t, m]) => (d, t, m, None),
+            (true, [d, t, m, k]) => (d, t, m, Some(k)),
+            _ => return false,
+        };
+        let ast::Operand::Address(tparts, _) = tsrc else {
+            return false;
+        };
+        let [_, ast::Operand::Vector(coords, _)] = &tparts[..] else {
+            return false;
+        };
+        let s32 = Ty::parse("s32").expect("s32");
+        let Some(d) = self.shared_address(dst, false) else {
+            return true;
+        };
+        let Some(m) = self.shared_address(mbar, false) else {
+            return true;
+        };
+        let mut regs = vec![d, m];
+        for c in coords {
+            let Some(v) = self.val(c, s32) else {
+                return true;
+            };
+            regs.push(self.to_reg(v, 1));
+        }
+        let Some(t) = self.global_operand(tsrc) else {
+            return true;
+        };
+        regs.push(t);
+        let mask = match mask {
+            Some(k) => {
+                let Some(v) = self.val(k, Ty::parse("u16").expect("u16")) else {
+                    return true;
+                };
+                let r = self.to_reg(v, 1);
+                match self.uniform_of(r) {
+                    Some(u) => Some(u),
+                    None => {
+                        self.error(
+                            k.span(),
+                            "ptxc cannot yet lower a multicast mask that differs between threads",
+                        );
+                        return true;
+                    }
+                }
+            }
+            None => None,
+        };
+        let n = coords.len();
+        self.per_thread_uniform_loop(regs, move |cx, u| {
+            let tuple = cx.ur_tuple(&u[0..2 + n]);
+            let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
+            let mut mods = vec![dim];
+            if let Some(k) = mask {
+                // The CTA mask rides in the upper half-word of a uniform register.
+                let shifted = cx.new_vreg(RegClass::Ugpr, 1);
+                cx.emit_unguarded(Inst::new(
+                    "USHF",
+                    &["L", "U32"],
+                    vec![
+                        Operand::def(Reg::whole(shifted, 1)),
+                        Operand::use_(k),
+                        Operand::imm(16),
+                        Operand::use_(Reg::phys(PReg::URZ)),
+                    ],
+                ));
+                ops.push(Operand::use_(Reg::whole(shifted, 1)));
+                mods.push("MULTICAST");
+            }
+            cx.emit(Inst::new("UTMALDG", &mods, ops));
+        });
+        true
+    }
+}

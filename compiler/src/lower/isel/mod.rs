@@ -1,0 +1,660 @@
+//! Instruction selection: PTX instructions → SASS instructions over virtual registers, with
+//! ptxas's idioms (`IADD3`/`IADD3.X` carry chains, `IMAD.WIDE` for `mul.wide`, `LDC` for kernel
+//! parameters, `LDG.E … desc[UR][R.64]` with the global descriptor from `c[0x0][0x208]`).
+//!
+//! The recipes live in one function per PTX opcode family; [`Cx`] holds the state they share
+//! and the helpers that turn PTX operands into SASS operands.
+
+mod arith;
+mod cluster;
+mod cmp;
+mod control;
+mod convert;
+mod fdiv;
+mod float;
+mod idiv;
+mod intops;
+mod memory;
+mod sreg;
+mod uniform;
+
+use super::ssa::{SsaBuilder, Var};
+use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
+use crate::diag::Diagnostic;
+use crate::frontend::ast::{self, Expr, LitKind, Name, Span};
+use crate::frontend::check::{eval_const, parse_int};
+use crate::frontend::isa::Isa;
+use crate::frontend::types::Ty;
+use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg, RegClass, VReg};
+
+/// Special-register numbers (ptxas-facts.md §a.3.2, §f).
+pub mod sr {
+    pub const LANEID: u8 = 0x00;
+    pub const TID_X: u8 = 0x21;
+    pub const CTAID_X: u8 = 0x25;
+    pub const SWINHI: u8 = 0x2f;
+    pub const CGA_CTA_ID: u8 = 0x88;
+}
+
+/// Constant bank 0 offsets of the builtins (ptxas-facts.md §c.1).
+pub mod cb {
+    pub const NTID: i64 = 0x0;
+    pub const NCTAID: i64 = 0xc;
+    pub const GLOBAL_DESC: i64 = 0x208;
+}
+
+/// Runs instruction selection over the planned blocks of one function.
+pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
+    let blocks: Vec<PlannedBlock<'_>> = std::mem::take(&mut plan.blocks);
+    let n = blocks.len();
+    let mut cx = Cx {
+        scopes: &plan.scopes,
+        ssa: &mut plan.ssa,
+        f,
+        diags: &mut plan.diags,
+        cur: BlockId(0),
+        scope: 0,
+        guard: None,
+        entry_consts: 0,
+        desc: None,
+        planned: BlockId(0),
+        extra_blocks: Vec::new(),
+        def_of: rustc_hash::FxHashMap::default(),
+        uniform_cache: rustc_hash::FxHashMap::default(),
+        explicit_cluster: plan.explicit_cluster,
+        cluster_flag: None,
+    };
+    let mut filled = vec![false; n];
+    cx.ssa.seal(cx.f, BlockId(0));
+    for (i, block) in blocks.iter().enumerate() {
+        let id = BlockId(i as u32);
+        cx.cur = id;
+        cx.planned = id;
+        cx.uniform_cache.clear();
+        if !cx.ssa.is_sealed(id) && cx.ssa.preds[i].iter().all(|p| filled[p.0 as usize]) {
+            cx.ssa.seal(cx.f, id);
+        }
+        for (ins, scope) in &block.instrs {
+            cx.scope = *scope;
+            cx.instruction(ins);
+        }
+        let exit = cx.cur;
+        let tail = &mut cx.f.block_mut(exit);
+        tail.fallthrough = block.fallthrough;
+        let terminated = tail
+            .insts
+            .last()
+            .is_some_and(|i| i.is_terminator() && i.guard.is_none());
+        if block.fallthrough.is_none() && !terminated {
+            // Control runs off the end of the function: return.
+            let exit_inst = if cx.f.is_entry { "EXIT" } else { "RET" };
+            let inst = if exit_inst == "RET" {
+                Inst::new("RET", &["REL", "NODEC"], vec![])
+            } else {
+                Inst::new("EXIT", &[], vec![])
+            };
+            cx.f.block_mut(exit).insts.push(inst);
+        }
+        if exit != id {
+            // Selection split the block: the successors now hang off its last piece.
+            for s in block.succs.iter().chain(block.fallthrough.iter()) {
+                for p in cx.ssa.preds[s.0 as usize].iter_mut() {
+                    if *p == id {
+                        *p = exit;
+                    }
+                }
+            }
+        }
+        filled[i] = true;
+        for s in block.succs.iter().chain(block.fallthrough.iter()) {
+            let si = s.0 as usize;
+            if si < n
+                && !cx.ssa.is_sealed(*s)
+                && cx.ssa.preds[si]
+                    .iter()
+                    .all(|p| (p.0 as usize) >= n || filled[p.0 as usize])
+            {
+                cx.ssa.seal(cx.f, *s);
+            }
+        }
+    }
+    for i in 0..cx.f.blocks.len() {
+        cx.ssa.seal(cx.f, BlockId(i as u32));
+    }
+    cx.ssa.finish(cx.f);
+    // Lay out the blocks selection made right after the planned block they belong to.
+    if !cx.extra_blocks.is_empty() {
+        let mut order = Vec::with_capacity(cx.f.blocks.len());
+        for p in 0..n as u32 {
+            order.push(BlockId(p));
+            order.extend(
+                cx.extra_blocks
+                    .iter()
+                    .filter(|(anchor, _)| anchor.0 == p)
+                    .map(|(_, b)| *b),
+            );
+        }
+        crate::mir::cfg::reorder(cx.f, &order);
+    }
+}
+
+/// A source operand after resolution: a register, an immediate, or a constant-bank word.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Val {
+    Reg(Reg),
+    Imm(i64),
+    /// A float immediate: the bits of an f32 (or of an f64).
+    F32(u32),
+    F64(u64),
+    CBank(i64),
+}
+
+/// The state instruction selection shares across recipes.
+pub struct Cx<'p> {
+    scopes: &'p [Scope],
+    ssa: &'p mut SsaBuilder,
+    pub f: &'p mut Function,
+    diags: &'p mut Vec<Diagnostic>,
+    /// The block instructions are appended to.
+    pub cur: BlockId,
+    /// The scope of the PTX instruction being lowered.
+    scope: usize,
+    /// The guard of the PTX instruction being lowered (resolved).
+    guard: Option<(Reg, bool)>,
+    /// How many values were placed at the start of the entry block (descriptor, …).
+    entry_consts: usize,
+    desc: Option<VReg>,
+    /// The planned block being lowered; blocks made while lowering it are laid out after it.
+    planned: BlockId,
+    /// Blocks made during selection, with the planned block they follow in the layout.
+    extra_blocks: Vec<(BlockId, BlockId)>,
+    /// The instruction that defines each virtual register (first definition), so that a value
+    /// can be recomputed in the uniform datapath (`uniform.rs`).
+    pub(super) def_of: rustc_hash::FxHashMap<VReg, Inst>,
+    /// Vector values already recomputed in the uniform datapath (per block).
+    pub(super) uniform_cache: rustc_hash::FxHashMap<VReg, VReg>,
+    /// The kernel has `.explicitcluster` (cluster barriers need no run-time test).
+    pub(super) explicit_cluster: bool,
+    /// `c[0x0][0x140] == 1`, once computed.
+    pub(super) cluster_flag: Option<VReg>,
+}
+
+/// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
+/// order and its other modifiers.
+pub struct PtxOp<'i> {
+    pub ins: &'i ast::Instruction,
+    pub opcode: &'i str,
+    pub types: Vec<Ty>,
+    pub flags: Vec<&'i str>,
+}
+
+impl PtxOp<'_> {
+    /// Whether the modifier (with its dot) was written.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.contains(&flag)
+    }
+
+    /// The single type, for the many opcodes that take exactly one.
+    pub fn ty(&self) -> Option<Ty> {
+        match self.types[..] {
+            [t] => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn operands(&self) -> &[ast::Operand] {
+        &self.ins.operands
+    }
+}
+
+/// A destination being written: the variable, its new value, and the value it had (for
+/// guarded instructions).
+pub struct Dst {
+    var: Var,
+    pub vreg: VReg,
+    words: u8,
+    prior: Option<VReg>,
+}
+
+impl Dst {
+    pub fn reg(&self) -> Reg {
+        Reg::whole(self.vreg, self.words)
+    }
+
+    pub fn word(&self, w: u8) -> Reg {
+        Reg::word(self.vreg, w)
+    }
+}
+
+pub(super) fn cmp_name(m: &str) -> Option<&'static str> {
+    Some(match m {
+        ".eq" => "EQ",
+        ".ne" => "NE",
+        ".lt" | ".lo" => "LT",
+        ".le" | ".ls" => "LE",
+        ".gt" | ".hi" => "GT",
+        ".ge" | ".hs" => "GE",
+        _ => return None,
+    })
+}
+
+impl Cx<'_> {
+    // ------------------------------------------------------------------------------------------
+    // Emitting
+
+    /// Appends an instruction to the current block, under the PTX guard if there is one.
+    pub fn emit(&mut self, mut inst: Inst) {
+        if let Some((pred, neg)) = self.guard
+            && inst.guard.is_none()
+        {
+            inst.guard = Some(crate::mir::Guard { pred, neg });
+        }
+        self.push(inst);
+    }
+
+    /// Appends to the current block, remembering the instruction that defines each vreg.
+    fn push(&mut self, inst: Inst) {
+        for d in inst.defs() {
+            if let Some(v) = d.vreg() {
+                self.def_of.entry(v).or_insert_with(|| inst.clone());
+            }
+        }
+        self.f.block_mut(self.cur).insts.push(inst);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Control flow inside one PTX instruction
+
+    /// A new block, laid out after the planned block being lowered (after the blocks made
+    /// before it). Its predecessors are added with [`Cx::add_edge`].
+    pub fn fresh_block(&mut self) -> BlockId {
+        let b = self.f.new_block(None);
+        self.ssa.add_block(b, Vec::new());
+        self.extra_blocks.push((self.planned, b));
+        b
+    }
+
+    /// Records the CFG edge `from → to` for SSA construction (the branch or fallthrough itself
+    /// is emitted by the caller).
+    pub fn add_edge(&mut self, from: BlockId, to: BlockId) {
+        self.ssa.add_pred(to, from);
+    }
+
+    /// Continues lowering in `b`; seals it when `sealed` (all its predecessors are known and
+    /// lowered).
+    pub fn switch_to(&mut self, b: BlockId, sealed: bool) {
+        self.cur = b;
+        // Uniform copies made in another block need not dominate this one.
+        self.uniform_cache.clear();
+        if sealed {
+            self.ssa.seal(self.f, b);
+        }
+    }
+
+    /// Seals a block whose predecessors are now all lowered (a loop header, after its latch).
+    pub fn seal(&mut self, b: BlockId) {
+        self.ssa.seal(self.f, b);
+    }
+
+    /// Appends an instruction that is not under the PTX guard (an address computation whose
+    /// result only feeds guarded instructions).
+    pub fn emit_unguarded(&mut self, inst: Inst) {
+        self.push(inst);
+    }
+
+    /// Emits an instruction that defines `dst`: under a guard it also reads `dst`'s old value.
+    pub fn emit_def(&mut self, dst: &Dst, mut inst: Inst) {
+        if let Some(p) = dst.prior {
+            inst.ops
+                .push(Operand::new(OpKind::Prior(Reg::whole(p, dst.words))));
+        }
+        self.emit(inst);
+    }
+
+    pub fn new_vreg(&mut self, class: RegClass, words: u8) -> VReg {
+        self.f.new_vreg(class, words, None)
+    }
+
+    pub fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::error(span, msg));
+    }
+
+    pub(super) fn unsupported(&mut self, ins: &ast::Instruction, opcode: &str, mods: &[&Name]) {
+        let full: String = std::iter::once(opcode.to_string())
+            .chain(mods.iter().map(|m| m.text.clone()))
+            .collect();
+        self.error(
+            ins.opcode
+                .span
+                .to(mods.last().map_or(ins.opcode.span, |m| m.span)),
+            format!("ptxc cannot lower `{full}` yet"),
+        );
+    }
+
+    /// A value defined once at the start of the entry block (it dominates every use).
+    pub(super) fn entry_value(&mut self, inst: Inst) {
+        for d in inst.defs() {
+            if let Some(v) = d.vreg() {
+                self.def_of.entry(v).or_insert_with(|| inst.clone());
+            }
+        }
+        let at = self.entry_consts;
+        self.f.block_mut(BlockId(0)).insts.insert(at, inst);
+        self.entry_consts += 1;
+    }
+
+    /// The global memory descriptor `desc[UR]` (`ULDC.64 UR, c[0x0][0x208]`), loaded once.
+    pub fn global_desc(&mut self) -> Reg {
+        if let Some(d) = self.desc {
+            return Reg::whole(d, 2);
+        }
+        let d = self.new_vreg(RegClass::Ugpr, 2);
+        self.entry_value(Inst::new(
+            "ULDC",
+            &["64"],
+            vec![
+                Operand::def(Reg::whole(d, 2)),
+                Operand::new(OpKind::CBank {
+                    bank: 0,
+                    base: None,
+                    offset: cb::GLOBAL_DESC,
+                }),
+            ],
+        ));
+        self.desc = Some(d);
+        Reg::whole(d, 2)
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Operands
+
+    pub(super) fn var(&mut self, name: &Name) -> Option<(Var, Ty)> {
+        let r = self.lookup_reg(&name.text);
+        if r.is_none() {
+            self.error(
+                name.span,
+                format!("`{}` is not a register ptxc can lower", name.text),
+            );
+        }
+        r
+    }
+
+    pub(super) fn lookup_reg(&self, name: &str) -> Option<(Var, Ty)> {
+        let plan_like = PlanView {
+            scopes: self.scopes,
+        };
+        plan_like.reg(self.scope, name)
+    }
+
+    pub(super) fn sym(&self, name: &str) -> Option<Sym> {
+        let plan_like = PlanView {
+            scopes: self.scopes,
+        };
+        plan_like.sym(self.scope, name)
+    }
+
+    /// The current value of a PTX register.
+    pub fn read_var(&mut self, var: Var) -> Reg {
+        let words = self.ssa.var(var).words;
+        let v = self.ssa.read(self.f, var, self.cur);
+        Reg::whole(v, words)
+    }
+
+    /// A fresh value for the destination register `op`.
+    pub fn dst(&mut self, op: &ast::Operand) -> Option<Dst> {
+        let name = match op {
+            ast::Operand::Expr(e) => e.as_name()?,
+            _ => return None,
+        };
+        let (var, _) = self.var(name)?;
+        let info = self.ssa.var(var).clone();
+        let vreg = self
+            .f
+            .new_vreg(info.class, info.words, Some(info.name.clone()));
+        let prior = self.guard.map(|_| self.ssa.read(self.f, var, self.cur));
+        Some(Dst {
+            var,
+            vreg,
+            words: info.words,
+            prior,
+        })
+    }
+
+    /// Makes `dst` the variable's current value (after its defining instructions).
+    pub fn commit(&mut self, dst: Dst) {
+        self.ssa.write(dst.var, self.cur, dst.vreg);
+    }
+
+    /// Makes an existing value the destination's current value, with no instruction (a copy in
+    /// SSA form is a rename). Only for unguarded instructions.
+    pub fn assign(&mut self, dst: Dst, value: VReg) {
+        debug_assert!(dst.prior.is_none());
+        self.ssa.write(dst.var, self.cur, value);
+    }
+
+    /// Resolves a source operand of type `ty`.
+    pub fn val(&mut self, op: &ast::Operand, ty: Ty) -> Option<Val> {
+        let e = match op {
+            ast::Operand::Expr(e) => e,
+            other => {
+                self.error(other.span(), "ptxc cannot lower this operand yet");
+                return None;
+            }
+        };
+        self.expr_val(e, ty)
+    }
+
+    pub(super) fn expr_val(&mut self, e: &Expr, ty: Ty) -> Option<Val> {
+        match e {
+            Expr::Name { name, component } => {
+                if let Some((var, _)) = self.lookup_reg(&name.text) {
+                    return Some(Val::Reg(self.read_var(var)));
+                }
+                if name.text == "WARP_SZ" {
+                    return Some(Val::Imm(32));
+                }
+                if name.text.starts_with('%') {
+                    return self.sreg(name, component.as_ref()).map(Val::Reg);
+                }
+                self.error(
+                    name.span,
+                    format!("ptxc cannot take the address of `{}` yet", name.text),
+                );
+                None
+            }
+            Expr::Lit { kind, text, span } => self.literal(*kind, text, *span, ty),
+            Expr::Unary { .. } | Expr::Binary { .. } => match eval_const(e) {
+                Some(v) => Some(Val::Imm(v as i64)),
+                None => match e {
+                    Expr::Unary {
+                        op: ast::UnOp::Neg,
+                        arg,
+                        ..
+                    } if matches!(**arg, Expr::Lit { .. }) => match self.expr_val(arg, ty)? {
+                        Val::F32(b) => Some(Val::F32(b ^ 0x8000_0000)),
+                        Val::F64(b) => Some(Val::F64(b ^ (1 << 63))),
+                        other => Some(other),
+                    },
+                    _ => {
+                        self.error(e.span(), "ptxc cannot lower this expression operand yet");
+                        None
+                    }
+                },
+            },
+            _ => {
+                self.error(e.span(), "ptxc cannot lower this operand yet");
+                None
+            }
+        }
+    }
+
+    pub(super) fn literal(&mut self, kind: LitKind, text: &str, span: Span, ty: Ty) -> Option<Val> {
+        match kind {
+            LitKind::Int => parse_int(text).map(|v| Val::Imm(v as i64)),
+            LitKind::HexF32 => u32::from_str_radix(&text[2..], 16).ok().map(Val::F32),
+            LitKind::HexF64 => u64::from_str_radix(&text[2..], 16).ok().map(|b| {
+                if ty.bits() == 32 {
+                    Val::F32((f64::from_bits(b) as f32).to_bits())
+                } else {
+                    Val::F64(b)
+                }
+            }),
+            LitKind::Float => {
+                let v: f64 = text.parse().ok()?;
+                Some(if ty.bits() == 64 {
+                    Val::F64(v.to_bits())
+                } else {
+                    Val::F32((v as f32).to_bits())
+                })
+            }
+        }
+        .or_else(|| {
+            self.error(span, format!("cannot read the literal `{text}`"));
+            None
+        })
+    }
+
+    /// A register holding `v` (immediates are moved into one).
+    pub fn to_reg(&mut self, v: Val, words: u8) -> Reg {
+        match v {
+            Val::Reg(r) => r,
+            Val::Imm(i) if words == 2 => {
+                let d = self.new_vreg(RegClass::Gpr, 2);
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![Operand::def(Reg::word(d, 0)), Operand::imm(i & 0xffff_ffff)],
+                ));
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![
+                        Operand::def(Reg::word(d, 1)),
+                        Operand::imm((i >> 32) & 0xffff_ffff),
+                    ],
+                ));
+                Reg::whole(d, 2)
+            }
+            Val::F64(b) => {
+                let d = self.new_vreg(RegClass::Gpr, 2);
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![
+                        Operand::def(Reg::word(d, 0)),
+                        Operand::imm((b & 0xffff_ffff) as i64),
+                    ],
+                ));
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![
+                        Operand::def(Reg::word(d, 1)),
+                        Operand::imm((b >> 32) as i64),
+                    ],
+                ));
+                Reg::whole(d, 2)
+            }
+            other => {
+                let d = self.new_vreg(RegClass::Gpr, 1);
+                let src = self.operand(other);
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![Operand::def(Reg::whole(d, 1)), src],
+                ));
+                Reg::whole(d, 1)
+            }
+        }
+    }
+
+    /// A SASS operand for a resolved value.
+    pub fn operand(&self, v: Val) -> Operand {
+        match v {
+            Val::Reg(r) => Operand::use_(r),
+            Val::Imm(i) => Operand::imm(i),
+            Val::F32(b) => Operand::new(OpKind::Float(crate::mir::FloatFmt::F32, u64::from(b))),
+            Val::F64(b) => Operand::new(OpKind::Float(crate::mir::FloatFmt::F64Hi, b >> 32)),
+            Val::CBank(off) => Operand::new(OpKind::CBank {
+                bank: 0,
+                base: None,
+                offset: off,
+            }),
+        }
+    }
+
+    /// One 32-bit word of a value (for 64-bit arithmetic done word by word).
+    pub fn word(&self, v: Val, w: u8) -> Val {
+        match v {
+            Val::Reg(Reg::Virt { vreg, first, count }) if count > 1 => {
+                Val::Reg(Reg::word(vreg, first + w))
+            }
+            Val::Reg(r) => Val::Reg(r),
+            Val::Imm(i) => Val::Imm(if w == 0 {
+                i & 0xffff_ffff
+            } else {
+                (i >> 32) & 0xffff_ffff
+            }),
+            Val::F64(b) => Val::Imm(if w == 0 {
+                (b & 0xffff_ffff) as i64
+            } else {
+                (b >> 32) as i64
+            }),
+            other => other,
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // The dispatcher
+
+    fn instruction(&mut self, ins: &ast::Instruction) {
+        self.guard = None;
+        if let Some(g) = &ins.guard {
+            match self.lookup_reg(&g.pred.text) {
+                Some((var, _)) => {
+                    let r = self.read_var(var);
+                    self.guard = Some((r, g.negated));
+                }
+                None => {
+                    self.error(
+                        g.pred.span,
+                        format!("ptxc cannot use `{}` as a guard", g.pred.text),
+                    );
+                    return;
+                }
+            }
+        }
+        let Some((opcode, mods)) = Isa::get().split_opcode(ins) else {
+            self.error(
+                ins.opcode.span,
+                format!("unknown instruction `{}`", ins.opcode.text),
+            );
+            return;
+        };
+        let op = PtxOp {
+            ins,
+            opcode: &opcode,
+            types: mods.iter().filter_map(|m| Ty::parse(&m.text)).collect(),
+            flags: mods
+                .iter()
+                .filter(|m| Ty::parse(&m.text).is_none())
+                .map(|m| m.text.as_str())
+                .collect(),
+        };
+        // Each family says `None` for opcodes that are not its own.
+        let done = self
+            .lower_arith(&op)
+            .or_else(|| self.lower_memory(&op))
+            .or_else(|| self.lower_cluster(&op))
+            .or_else(|| self.lower_control(&op))
+            .unwrap_or(false);
+        if !done
+            && !self
+                .diags
+                .iter()
+                .any(|d| d.span.start >= ins.span.start && d.span.end <= ins.span.end)
+        {
+            self.unsupported(ins, &opcode, &mods);
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! The uniform datapath: values the whole warp shares, in `UR`/`UP` registers.
+//!
+//! Some operands must be uniform — the address of `SYNCS` (mbarrier) and bulk-copy
+//! instructions, the `[UR]` form of memory operands. ptxas chooses the uniform datapath "driven
+//! by the consumer" (ptxas-facts.md §e.13): a warp-uniform expression that feeds such an operand
+//! is computed with `S2UR`/`ULDC`/`UMOV`/`ULEA`/`UIADD3`/… instead of their vector forms.
+//!
+//! [`Cx::uniform_of`] does this by *rematerialisation*: given a vector value, it follows the
+//! instructions that computed it (every vreg's defining instruction is recorded during
+//! selection) and, when each of them has a uniform twin and reads only uniform inputs — constant
+//! bank words, immediates, uniform special registers (`SR_CTAID.*`, `SR_CgaCtaId`, `SR_SWINHI`)
+//! — recomputes the value in uniform registers at the point of use. SSA makes this safe: the
+//! inputs are never redefined. When the value is not provably uniform (it depends on
+//! `%tid`, a load, a `PHI`…), [`Cx::waterfall`] runs the consumer once per distinct value,
+//! with ptxas's `R2UR` peeling loop.
+
+use super::Cx;
+use crate::lower::ssa::VarInfo;
+use crate::mir::{Inst, OpKind, Operand, PReg, Reg, RegClass, VReg};
+
+/// Special registers with one value per warp (`S2UR` may read them).
+fn uniform_sreg(n: u8) -> bool {
+    matches!(n, 0x25..=0x27 | 0x2f | 0x88)
+}
+
+/// The uniform twin of a vector mnemonic.
+fn uniform_mnemonic(m: &str) -> Option<&'static str> {
+    Some(match m {
+        "S2R" => "S2UR",
+        "LDC" => "ULDC",
+        "MOV" => "UMOV",
+        "IADD3" | "VIADD" => "UIADD3",
+        "LEA" => "ULEA",
+        "SHF" => "USHF",
+        "LOP3" => "ULOP3",
+        "IMAD" => "UIMAD",
+        "PRMT" => "UPRMT",
+        "SEL" => "USEL",
+        "ISETP" => "UISETP",
+        "PLOP3" => "UPLOP3",
+        _ => return None,
+    })
+}
+
+impl Cx<'_> {
+    /// A uniform register holding the same value as `r`, computed at the current point, or
+    /// `None` when the value is not provably warp-uniform.
+    pub fn uniform_of(&mut self, r: Reg) -> Option<Reg> {
+        match r {
+            Reg::Phys { reg, count } if reg == PReg::RZ => Some(Reg::Phys {
+                reg: PReg::URZ,
+                count,
+            }),
+            Reg::Phys { reg, count } if reg == PReg::PT => Some(Reg::Phys {
+                reg: PReg::UPT,
+                count,
+            }),
+            Reg::Phys { .. } => None,
+            Reg::Virt { vreg, first, count } => {
+                let class = self.f.vreg(vreg).class;
+                if matches!(class, RegClass::Ugpr | RegClass::UPred) {
+                    return Some(r);
+                }
+                let u = self.uniform_vreg(vreg, 0)?;
+                Some(Reg::Virt {
+                    vreg: u,
+                    first,
+                    count,
+                })
+            }
+        }
+    }
+
+    fn uniform_vreg(&mut self, v: VReg, depth: u32) -> Option<VReg> {
+        if depth > 16 {
+            return None;
+        }
+        if let Some(u) = self.uniform_cache.get(&v) {
+            return Some(*u);
+        }
+        let Some(def) = self.def_of.get(&v).cloned() else {
+            // A PHI whose arguments are all one value (placed while blocks were unsealed and
+            // not yet removed) stands for that value.
+            let same = self.ssa.trivial_phi_value(self.f, v)?;
+            let u = self.uniform_vreg(same, depth + 1)?;
+            self.uniform_cache.insert(v, u);
+            return Some(u);
+        };
+        if def.guard.is_some() || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
+            return None;
+        }
+        // A multi-word value written piecewise (one instruction per word) is not rebuilt here.
+        if self.f.vreg(v).words > 1 && def.defs().any(|d| d.count() < self.f.vreg(v).words) {
+            return None;
+        }
+        let mnemonic = uniform_mnemonic(def.mnemonic)?;
+        if def.mnemonic == "S2R"
+            && !def
+                .ops
+                .iter()
+                .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
+        {
+            return None;
+        }
+        if def.mnemonic == "LDC"
+            && def
+                .ops
+                .iter()
+                .any(|o| matches!(o.kind, OpKind::CBank { base: Some(_), .. }))
+        {
+            return None;
+        }
+        let mut ops = Vec::with_capacity(def.ops.len() + 1);
+        let mut result = None;
+        for o in &def.ops {
+            let mut o = o.clone();
+            match &mut o.kind {
+                OpKind::Reg(rr) if rr.def => {
+                    let Reg::Virt { vreg, first, count } = rr.reg else {
+                        // A discarded predicate result (PT) becomes UPT.
+                        rr.reg = self.uniform_of(rr.reg)?;
+                        ops.push(o);
+                        continue;
+                    };
+                    let info = self.f.vreg(vreg).clone();
+                    let class = match info.class {
+                        RegClass::Gpr => RegClass::Ugpr,
+                        RegClass::Pred => RegClass::UPred,
+                        other => other,
+                    };
+                    let u = self.new_vreg(class, info.words);
+                    if vreg == v {
+                        result = Some(u);
+                    } else {
+                        self.uniform_cache.insert(vreg, u);
+                    }
+                    rr.reg = Reg::Virt {
+                        vreg: u,
+                        first,
+                        count,
+                    };
+                }
+                OpKind::Reg(rr) => rr.reg = self.uniform_of(rr.reg)?,
+                OpKind::CBank { base: Some(_), .. } | OpKind::Mem { .. } => return None,
+                _ => {}
+            }
+            ops.push(o);
+        }
+        // VIADD d, a, imm → UIADD3 d, a, imm, URZ.
+        if def.mnemonic == "VIADD" {
+            ops.push(Operand::use_(Reg::phys(PReg::URZ)));
+        }
+        let u = result?;
+        self.emit_unguarded(Inst::new(mnemonic, &def.mods, ops));
+        self.uniform_cache.insert(v, u);
+        Some(u)
+    }
+
+    /// Whether `r` is provably the same in every thread of the warp (what [`Cx::uniform_of`]
+    /// could recompute), without emitting anything.
+    pub fn is_uniform(&self, r: Reg) -> bool {
+        fn walk(cx: &Cx<'_>, r: Reg, depth: u32) -> bool {
+            match r {
+                Reg::Phys { reg, .. } => reg.is_zero(),
+                Reg::Virt { vreg, .. } => {
+                    if matches!(cx.f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred) {
+                        return true;
+                    }
+                    let Some(def) = cx.def_of.get(&vreg) else {
+                        return cx.ssa.trivial_phi_value(cx.f, vreg).is_some_and(|v| {
+                            walk(cx, Reg::whole(v, cx.f.vreg(v).words), depth + 1)
+                        });
+                    };
+                    if depth > 16 || def.guard.is_some() || uniform_mnemonic(def.mnemonic).is_none()
+                    {
+                        return false;
+                    }
+                    if def.mnemonic == "S2R"
+                        && !def
+                            .ops
+                            .iter()
+                            .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
+                    {
+                        return false;
+                    }
+                    def.ops.iter().all(|o| match &o.kind {
+                        OpKind::Reg(rr) if !rr.def => walk(cx, rr.reg, depth + 1),
+                        OpKind::Prior(_)
+                        | OpKind::Mem { .. }
+                        | OpKind::CBank { base: Some(_), .. } => false,
+                        _ => true,
+                    })
+                }
+            }
+        }
+        walk(self, r, 0)
+    }
+
+    /// Runs `body` with `r` in a uniform register, once per distinct value of `r` among the
+    /// active threads: the value itself when it is provably uniform, else ptxas's peeling loop
+    /// (`16_tma_elect`, `09_mbarrier` with a register address):
+    ///
+    /// ```text
+    ///       PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0      ; P0: this thread still waits
+    /// loop: PLOP3.LUT P1, PT, P1, P0, PT, 0xa2, 0x0      ; P1 |= !P0
+    ///   @P0 R2UR P1, UR, R                               ; UR: one waiting thread's R
+    ///   @P0 PLOP3.LUT P0, PT, P1, PT, PT, 0x80, 0x0      ; P0 = P1
+    ///       <body with UR>
+    ///   @P0 BRA.U.ANY loop
+    /// ```
+    pub fn with_uniform(&mut self, r: Reg, body: impl FnOnce(&mut Self, Reg)) {
+        if let Some(u) = self.uniform_of(r) {
+            body(self, u);
+            return;
+        }
+        let words = r.count();
+        let pred_var = |cx: &mut Self, name: &str| {
+            cx.ssa.new_var(VarInfo {
+                class: RegClass::Pred,
+                words: 1,
+                name: name.into(),
+            })
+        };
+        let (p0, p1) = (
+            pred_var(self, "waterfall.todo"),
+            pred_var(self, "waterfall.match"),
+        );
+        let pt = || Operand::use_(Reg::phys(PReg::PT));
+        let todo0 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(Reg::whole(todo0, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                pt(),
+                pt(),
+                pt(),
+                Operand::imm(0x80),
+                Operand::imm(0),
+            ],
+        ));
+        self.ssa.write(p0, self.cur, todo0);
+        let pre = self.cur;
+        let head = self.fresh_block();
+        let after = self.fresh_block();
+        self.f.block_mut(pre).fallthrough = Some(head);
+        self.add_edge(pre, head);
+        self.add_edge(head, head);
+        self.add_edge(head, after);
+        self.switch_to(head, false);
+        let todo = self.ssa.read(self.f, p0, head);
+        let matched_prev = self.ssa.read(self.f, p1, head);
+        let m1 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(Reg::whole(m1, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::use_(Reg::whole(matched_prev, 1)),
+                Operand::use_(Reg::whole(todo, 1)),
+                pt(),
+                Operand::imm(0xa2),
+                Operand::imm(0),
+            ],
+        ));
+        let m2 = self.new_vreg(RegClass::Pred, 1);
+        let u = self.new_vreg(RegClass::Ugpr, words);
+        let guard = Reg::whole(todo, 1);
+        self.emit_unguarded(
+            Inst::new(
+                "R2UR",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(m2, 1)),
+                    Operand::def(Reg::whole(u, words)),
+                    Operand::use_(r),
+                    Operand::new(OpKind::Prior(Reg::whole(m1, 1))),
+                ],
+            )
+            .guarded(guard, false),
+        );
+        let todo2 = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(
+            Inst::new(
+                "PLOP3",
+                &["LUT"],
+                vec![
+                    Operand::def(Reg::whole(todo2, 1)),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::use_(Reg::whole(m2, 1)),
+                    pt(),
+                    pt(),
+                    Operand::imm(0x80),
+                    Operand::imm(0),
+                    Operand::new(OpKind::Prior(Reg::whole(todo, 1))),
+                ],
+            )
+            .guarded(guard, false),
+        );
+        self.ssa.write(p1, head, m2);
+        self.ssa.write(p0, head, todo2);
+        body(self, Reg::whole(u, words));
+        self.emit_unguarded(
+            Inst::new(
+                "BRA",
+                &["U", "ANY"],
+                vec![Operand::new(OpKind::Block(head))],
+            )
+            .guarded(Reg::whole(todo2, 1), false),
+        );
+        let last = self.cur;
+        self.f.block_mut(last).fallthrough = Some(after);
+        self.seal(head);
+        self.switch_to(after, true);
+    }
+}

@@ -1,0 +1,590 @@
+//! Lowering: the checked PTX syntax tree → MIR in SSA form, one function at a time.
+//!
+//! Two phases per function:
+//!
+//! 1. **Plan** ([`plan`]): walk the body (nested `{ }` blocks are scopes), give every PTX
+//!    register a [`Var`], split the instructions into basic blocks at labels and after
+//!    branches, and find every block's successors — so the predecessors of each block are known
+//!    before any code is selected.
+//! 2. **Select** ([`isel`]): lower the blocks in layout order. PTX registers become SSA values
+//!    on the fly ([`ssa`]); a block is sealed as soon as all its predecessors are lowered.
+//!    Instruction selection may split a block (a runtime test, a slow path); the successors of
+//!    the planned block then hang off the last block of the split.
+//!
+//! PTX that ptxc cannot lower yet is an error naming the instruction, at its line.
+
+pub mod inline;
+pub mod isel;
+pub mod ssa;
+
+use crate::diag::Diagnostic;
+use crate::driver::Checked;
+use crate::frontend::ast::{self, Declarator, Expr, FunctionKind, Item, Space, Stmt};
+use crate::frontend::check::eval_const;
+use crate::frontend::types::Ty;
+use crate::mir::{self, BlockId, Function, RegClass};
+use rustc_hash::FxHashMap;
+use ssa::{SsaBuilder, Var, VarInfo};
+
+/// Where a named memory object lives, as instruction selection sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sym {
+    /// A kernel parameter at this offset in constant bank 0.
+    Param { cbank_offset: u32, size: u32 },
+    /// A parameter or return value of a `.func`, or a `.param` declared in a body (call
+    /// arguments): ptxc cannot lower these yet.
+    FuncParam,
+    /// A `.shared` variable at this offset from the start of the CTA's shared window (user data
+    /// starts at 0x400).
+    Shared { offset: u32 },
+    /// A `.local` variable at this offset in the thread's stack frame.
+    Local { offset: u32 },
+    /// A module-scope `.global` or `.const` variable.
+    Global { name: String, space: Space },
+    /// A function, as a call target or a value.
+    Func(String),
+}
+
+/// The layout decisions for one function that the cubin writer needs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameInfo {
+    /// Bytes of parameters in constant bank 0 (from 0x210).
+    pub param_bytes: u32,
+    /// Bytes of static `.shared` memory, beyond the reserved 1 KiB.
+    pub shared_bytes: u32,
+    /// Bytes of `.local` memory per thread.
+    pub local_bytes: u32,
+}
+
+/// The user shared-memory base: the first 1 KiB of every CTA's window is reserved
+/// (`.nv.shared.reserved.0`; ptxas-facts.md §a.3.3).
+pub const SHARED_BASE: u32 = 0x400;
+/// The first kernel parameter in constant bank 0 (ptxas-facts.md §c.1).
+pub const PARAM_BASE: u32 = 0x210;
+
+/// The MIR of a module and what the cubin writer needs about each function.
+#[derive(Debug, Default)]
+pub struct Lowered {
+    pub module: mir::Module,
+    pub frames: Vec<FrameInfo>,
+}
+
+/// Lowers every function with a body.
+pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
+    let mut out = Lowered::default();
+    let mut diags = Vec::new();
+    let globals = module_symbols(&checked.module);
+    for item in &checked.module.items {
+        // Kernels only: calls to `.func`s are inlined into them (`inline.rs`).
+        let Item::Function(f) = item else { continue };
+        if f.body.is_none() || f.kind != FunctionKind::Entry {
+            continue;
+        }
+        let f = match inline::inline_calls(f, &checked.module) {
+            Ok(f) => f,
+            Err(mut d) => {
+                diags.append(&mut d);
+                continue;
+            }
+        };
+        match lower_function(&f, &globals) {
+            Ok((mf, frame)) => {
+                out.module.functions.push(mf);
+                out.frames.push(frame);
+            }
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
+
+/// Module-scope variables and functions.
+fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
+    let mut out = FxHashMap::default();
+    for item in &m.items {
+        match item {
+            Item::Var(v) => {
+                for d in &v.decls {
+                    let sym = match v.space {
+                        Space::Shared => Sym::Shared { offset: u32::MAX },
+                        space => Sym::Global {
+                            name: d.name.text.clone(),
+                            space,
+                        },
+                    };
+                    out.insert(d.name.text.clone(), (sym, Decl(v.attrs.clone(), d.clone())));
+                }
+            }
+            Item::Function(f) => {
+                out.insert(
+                    f.name.text.clone(),
+                    (
+                        Sym::Func(f.name.text.clone()),
+                        Decl(
+                            vec![],
+                            Declarator {
+                                name: f.name.clone(),
+                                range: None,
+                                dims: vec![],
+                                init: None,
+                                span: f.span,
+                            },
+                        ),
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The declaration behind a module symbol (attributes and declarator), for layout.
+#[derive(Clone, Debug)]
+pub struct Decl(pub Vec<ast::Attr>, pub Declarator);
+
+/// The size and alignment of a declared object: type size × array elements, `.align` or the
+/// type's natural alignment.
+pub fn object_layout(attrs: &[ast::Attr], d: &Declarator) -> (u32, u32) {
+    let mut ty_bytes = 0;
+    let mut align = None;
+    let mut vector = 1;
+    for a in attrs {
+        if let Some(t) = Ty::parse(&a.word.text) {
+            ty_bytes = t.bits().div_ceil(8).max(1);
+        } else if a.word.text == ".align" {
+            align = a.value.as_ref().and_then(eval_const).map(|v| v as u32);
+        } else if let Some(n) = a
+            .word
+            .text
+            .strip_prefix(".v")
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            vector = n;
+        }
+    }
+    let elem = ty_bytes * vector;
+    let mut count: u32 = 1;
+    for dim in &d.dims {
+        match dim.as_ref().and_then(eval_const) {
+            Some(n) => count = count.saturating_mul(n as u32),
+            None => {
+                // `[]` with an initializer: the initializer's length.
+                count = match &d.init {
+                    Some(ast::Init::List(items, _)) => items.len() as u32,
+                    _ => 0,
+                };
+            }
+        }
+    }
+    (elem.saturating_mul(count), align.unwrap_or(elem.max(1)))
+}
+
+/// The register class and width of a PTX register type.
+pub fn reg_shape(ty: Ty) -> (RegClass, u8) {
+    if ty.is_pred() {
+        (RegClass::Pred, 1)
+    } else {
+        (RegClass::Gpr, ty.bits().div_ceil(32).max(1) as u8)
+    }
+}
+
+/// A scope of a function body.
+#[derive(Default)]
+pub struct Scope {
+    parent: Option<usize>,
+    regs: FxHashMap<String, (Var, Ty)>,
+    /// `%r<100>`: (prefix, first var, count, type).
+    families: Vec<(String, u32, u32, Ty)>,
+    labels: FxHashMap<String, BlockId>,
+    syms: FxHashMap<String, Sym>,
+}
+
+/// A planned basic block: its PTX instructions and successors.
+#[derive(Default)]
+pub struct PlannedBlock<'a> {
+    pub label: Option<String>,
+    pub instrs: Vec<(&'a ast::Instruction, usize)>,
+    pub succs: Vec<BlockId>,
+    pub fallthrough: Option<BlockId>,
+}
+
+/// The plan of one function.
+pub struct Plan<'a> {
+    scopes: Vec<Scope>,
+    pub blocks: Vec<PlannedBlock<'a>>,
+    /// The order in which the walk entered the blocks: the layout order.
+    order: Vec<BlockId>,
+    ssa: SsaBuilder,
+    frame: FrameInfo,
+    diags: Vec<Diagnostic>,
+    /// The kernel carries `.explicitcluster`.
+    explicit_cluster: bool,
+}
+
+impl Plan<'_> {
+    fn label(&self, s: usize, name: &str) -> Option<BlockId> {
+        PlanView {
+            scopes: &self.scopes,
+        }
+        .label(s, name)
+    }
+}
+
+/// Name resolution through a chain of scopes (read-only, so that instruction selection can
+/// resolve while it holds the rest of the plan mutably).
+pub struct PlanView<'p> {
+    pub scopes: &'p [Scope],
+}
+
+impl PlanView<'_> {
+    /// A register name in scope `s`: a declared register or a member of a `%r<N>` family.
+    pub fn reg(&self, mut s: usize, name: &str) -> Option<(Var, Ty)> {
+        loop {
+            let scope = &self.scopes[s];
+            if let Some(r) = scope.regs.get(name) {
+                return Some(*r);
+            }
+            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 {
+                let (prefix, num) = name.split_at(name.len() - digits);
+                if let Ok(n) = num.parse::<u32>() {
+                    for (p, first, count, ty) in &scope.families {
+                        if p == prefix && n < *count {
+                            return Some((Var(first + n), *ty));
+                        }
+                    }
+                }
+            }
+            s = scope.parent?;
+        }
+    }
+
+    pub fn label(&self, mut s: usize, name: &str) -> Option<BlockId> {
+        loop {
+            if let Some(b) = self.scopes[s].labels.get(name) {
+                return Some(*b);
+            }
+            s = self.scopes[s].parent?;
+        }
+    }
+
+    pub fn sym(&self, mut s: usize, name: &str) -> Option<Sym> {
+        loop {
+            if let Some(b) = self.scopes[s].syms.get(name) {
+                return Some(b.clone());
+            }
+            s = self.scopes[s].parent?;
+        }
+    }
+}
+
+/// Phase 1: scopes, variables, blocks and successors.
+pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) -> Plan<'a> {
+    let mut p = Plan {
+        scopes: vec![Scope::default()],
+        blocks: vec![PlannedBlock::default()],
+        order: vec![BlockId(0)],
+        ssa: SsaBuilder::new(0),
+        frame: FrameInfo::default(),
+        diags: Vec::new(),
+        explicit_cluster: f
+            .directives
+            .iter()
+            .any(|d| d.name.text == ".explicitcluster"),
+    };
+    // Module scope: globals and functions. Module-level `.shared` variables get offsets in the
+    // order the kernel's shared window is laid out (declaration order).
+    let mut shared_next = 0u32;
+    let mut names: Vec<(&String, &(Sym, Decl))> = globals.iter().collect();
+    names.sort_by_key(|(_, (_, s))| s.1.span.start);
+    for (name, (sym, decl)) in names {
+        let sym = match sym {
+            Sym::Shared { .. } => {
+                let (size, align) = object_layout(&decl.0, &decl.1);
+                shared_next = shared_next.next_multiple_of(align.max(1));
+                let s = Sym::Shared {
+                    offset: SHARED_BASE + shared_next,
+                };
+                shared_next += size;
+                s
+            }
+            other => other.clone(),
+        };
+        p.scopes[0].syms.insert(name.clone(), sym);
+    }
+    // Parameters: entry parameters live in constant bank 0, naturally aligned, in order.
+    let params = Scope {
+        parent: Some(0),
+        ..Scope::default()
+    };
+    p.scopes.push(params);
+    let mut offset = 0u32;
+    for prm in f.params.iter().flatten() {
+        let (size, align) = object_layout(&prm.attrs, &prm.decl);
+        match (f.kind, prm.space) {
+            (FunctionKind::Entry, _) => {
+                offset = offset.next_multiple_of(align.max(1));
+                p.scopes[1].syms.insert(
+                    prm.decl.name.text.clone(),
+                    Sym::Param {
+                        cbank_offset: PARAM_BASE + offset,
+                        size,
+                    },
+                );
+                offset += size;
+            }
+            (FunctionKind::Func, Space::Reg) => declare_regs(&mut p, 1, &prm.attrs, &prm.decl),
+            (FunctionKind::Func, _) => {
+                p.scopes[1]
+                    .syms
+                    .insert(prm.decl.name.text.clone(), Sym::FuncParam);
+            }
+        }
+    }
+    for r in f.returns.iter().flatten() {
+        p.scopes[1]
+            .syms
+            .insert(r.decl.name.text.clone(), Sym::FuncParam);
+    }
+    p.frame.param_bytes = offset;
+    p.frame.shared_bytes = shared_next;
+    let body = f.body.as_ref().expect("a definition");
+    let mut cur = BlockId(0);
+    plan_block(&mut p, &body.stmts, 1, &mut cur);
+    into_layout_order(&mut p);
+    // Predecessors.
+    p.ssa.preds = vec![Vec::new(); p.blocks.len()];
+    for (i, b) in p.blocks.iter().enumerate() {
+        let from = BlockId(i as u32);
+        for s in b.succs.iter().chain(b.fallthrough.iter()) {
+            let preds = &mut p.ssa.preds[s.0 as usize];
+            if !preds.contains(&from) {
+                preds.push(from);
+            }
+        }
+    }
+    p
+}
+
+/// Renumbers the blocks so that their numbers follow the source order (label blocks are made
+/// when their scope opens, before the blocks that precede them in the text).
+fn into_layout_order(p: &mut Plan<'_>) {
+    let mut new_of = vec![u32::MAX; p.blocks.len()];
+    for (new, old) in p.order.iter().enumerate() {
+        if new_of[old.0 as usize] == u32::MAX {
+            new_of[old.0 as usize] = new as u32;
+        }
+    }
+    // Blocks never entered (none in practice) go last.
+    let unentered = new_of.iter_mut().filter(|s| **s == u32::MAX);
+    for (next, slot) in (p.order.len() as u32..).zip(unentered) {
+        *slot = next;
+    }
+    let map = |b: BlockId| BlockId(new_of[b.0 as usize]);
+    for scope in &mut p.scopes {
+        for b in scope.labels.values_mut() {
+            *b = map(*b);
+        }
+    }
+    let mut blocks: Vec<(u32, PlannedBlock<'_>)> = std::mem::take(&mut p.blocks)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut b)| {
+            b.succs = b.succs.iter().map(|s| map(*s)).collect();
+            b.fallthrough = b.fallthrough.map(map);
+            (new_of[i], b)
+        })
+        .collect();
+    blocks.sort_by_key(|(n, _)| *n);
+    p.blocks = blocks.into_iter().map(|(_, b)| b).collect();
+}
+
+fn ends_unconditionally(b: &PlannedBlock<'_>) -> bool {
+    b.instrs.last().is_some_and(|(i, _)| {
+        i.guard.is_none()
+            && matches!(
+                i.opcode.text.as_str(),
+                "bra" | "ret" | "exit" | "trap" | "brx"
+            )
+    })
+}
+
+fn declare_regs(p: &mut Plan<'_>, scope: usize, attrs: &[ast::Attr], d: &Declarator) {
+    let Some(ty) = attrs.iter().find_map(|a| Ty::parse(&a.word.text)) else {
+        return;
+    };
+    let vector = attrs
+        .iter()
+        .find_map(|a| {
+            a.word
+                .text
+                .strip_prefix(".v")
+                .and_then(|n| n.parse::<u32>().ok())
+        })
+        .unwrap_or(1);
+    let (class, words) = reg_shape(ty);
+    match d.range.as_ref().and_then(eval_const) {
+        Some(n) => {
+            let first = p.ssa.vars.len() as u32;
+            for i in 0..n as u32 {
+                p.ssa.new_var(VarInfo {
+                    class,
+                    words,
+                    name: format!("{}{i}", d.name.text),
+                });
+            }
+            p.scopes[scope]
+                .families
+                .push((d.name.text.clone(), first, n as u32, ty));
+        }
+        None => {
+            // A vector register `.reg .v4 .f32 %v` is one variable of 4 × the element words.
+            let var = p.ssa.new_var(VarInfo {
+                class,
+                words: words * vector as u8,
+                name: d.name.text.clone(),
+            });
+            p.scopes[scope].regs.insert(d.name.text.clone(), (var, ty));
+        }
+    }
+}
+
+fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut BlockId) {
+    let scope = p.scopes.len();
+    p.scopes.push(Scope {
+        parent: Some(parent),
+        ..Scope::default()
+    });
+    // Labels are visible in their whole block: give each a block first.
+    for s in stmts {
+        if let Stmt::Label(n) = s {
+            p.blocks.push(PlannedBlock {
+                label: Some(n.text.clone()),
+                ..PlannedBlock::default()
+            });
+            let id = BlockId(p.blocks.len() as u32 - 1);
+            p.scopes[scope].labels.insert(n.text.clone(), id);
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Var(v) => match v.space {
+                Space::Reg => {
+                    for d in &v.decls {
+                        declare_regs(p, scope, &v.attrs, d);
+                    }
+                }
+                Space::Shared => {
+                    for d in &v.decls {
+                        let (size, align) = object_layout(&v.attrs, d);
+                        let off = p.frame.shared_bytes.next_multiple_of(align.max(1));
+                        p.frame.shared_bytes = off + size;
+                        p.scopes[scope].syms.insert(
+                            d.name.text.clone(),
+                            Sym::Shared {
+                                offset: SHARED_BASE + off,
+                            },
+                        );
+                    }
+                }
+                Space::Local => {
+                    for d in &v.decls {
+                        let (size, align) = object_layout(&v.attrs, d);
+                        let off = p.frame.local_bytes.next_multiple_of(align.max(1));
+                        p.frame.local_bytes = off + size;
+                        p.scopes[scope]
+                            .syms
+                            .insert(d.name.text.clone(), Sym::Local { offset: off });
+                    }
+                }
+                Space::Param => {
+                    for d in &v.decls {
+                        p.scopes[scope]
+                            .syms
+                            .insert(d.name.text.clone(), Sym::FuncParam);
+                    }
+                }
+                _ => {}
+            },
+            Stmt::Label(n) => {
+                let id = p.scopes[scope].labels[&n.text];
+                let here = &mut p.blocks[cur.0 as usize];
+                if !ends_unconditionally(here) {
+                    here.fallthrough = Some(id);
+                }
+                *cur = id;
+                p.order.push(id);
+            }
+            Stmt::Instr(i) => {
+                p.blocks[cur.0 as usize].instrs.push((i, scope));
+                let op = i.opcode.text.as_str();
+                let ends = matches!(op, "bra" | "ret" | "exit" | "trap" | "brx");
+                if !ends {
+                    continue;
+                }
+                if op == "bra"
+                    && let Some(target) = i
+                        .operands
+                        .first()
+                        .and_then(|o| match o {
+                            ast::Operand::Expr(e) => e.as_name(),
+                            _ => None,
+                        })
+                        .and_then(|n| p.label(scope, &n.text))
+                {
+                    p.blocks[cur.0 as usize].succs.push(target);
+                }
+                // A new block follows; a guarded branch or exit falls through to it.
+                p.blocks.push(PlannedBlock::default());
+                let next = BlockId(p.blocks.len() as u32 - 1);
+                if i.guard.is_some() {
+                    p.blocks[cur.0 as usize].fallthrough = Some(next);
+                }
+                *cur = next;
+                p.order.push(next);
+            }
+            Stmt::Block(b) => plan_block(p, &b.stmts, scope, cur),
+            Stmt::Pragma(_) | Stmt::Loc(_) | Stmt::CallPrototype(_) | Stmt::Targets(_) => {}
+        }
+    }
+}
+
+/// Lowers one function: plan, then select block by block.
+pub fn lower_function(
+    f: &ast::Function,
+    globals: &FxHashMap<String, (Sym, Decl)>,
+) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
+    let mut plan = plan(f, globals);
+    let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
+    // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
+    if let Some(n) = f
+        .directives
+        .iter()
+        .find(|d| d.name.text == ".maxnreg")
+        .and_then(|d| d.args.first())
+        .and_then(const_value)
+        .filter(|n| (1..=255).contains(n))
+    {
+        mf.max_regs = n as u32;
+    }
+    for b in plan.blocks.iter().skip(1) {
+        mf.new_block(b.label.clone());
+    }
+    mf.blocks[0].label = plan.blocks[0].label.clone();
+    mf.frame_bytes = plan.frame.local_bytes;
+    isel::select(&mut plan, &mut mf);
+    if !plan.diags.is_empty() {
+        return Err(plan.diags);
+    }
+    Ok((mf, plan.frame))
+}
+
+/// A constant expression's value, or an error naming it.
+pub fn const_value(e: &Expr) -> Option<i64> {
+    eval_const(e).map(|v| v as i64)
+}

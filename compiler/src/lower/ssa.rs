@@ -1,0 +1,361 @@
+//! SSA construction while lowering, after Braun, Buchwald, Hack, Leißa, Mallon and Zwinkau,
+//! "Simple and Efficient Construction of Static Single Assignment Form" (CC 2013).
+//!
+//! Every PTX register is a *variable*. Lowering a block records the vreg that holds each
+//! variable's current value there ([`SsaBuilder::write`]); a read ([`SsaBuilder::read`]) looks
+//! in the block, then in its predecessors, placing a `PHI` where control merges. A block is
+//! *sealed* once all its predecessors are known to be lowered; until then a read places an
+//! incomplete `PHI` whose arguments are filled in when the block is sealed. A variable read on a
+//! path where it was never written gets an `UNDEF`. Trivial `PHI`s (all arguments the same value)
+//! are removed at the end ([`SsaBuilder::finish`]).
+
+use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg, RegClass, VReg};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// A PTX register being put into SSA form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// The shape of a variable's values.
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    pub class: RegClass,
+    pub words: u8,
+    pub name: String,
+}
+
+pub struct SsaBuilder {
+    pub vars: Vec<VarInfo>,
+    current: FxHashMap<(Var, BlockId), VReg>,
+    incomplete: FxHashMap<BlockId, Vec<(Var, VReg)>>,
+    sealed: FxHashSet<BlockId>,
+    /// The predecessors of every block, known before lowering starts (blocks made by
+    /// instruction selection add theirs as they are made).
+    pub preds: Vec<Vec<BlockId>>,
+    /// The PHIs placed so far: vreg → (block, variable).
+    phis: FxHashMap<VReg, (BlockId, Var)>,
+}
+
+impl SsaBuilder {
+    pub fn new(nblocks: usize) -> SsaBuilder {
+        SsaBuilder {
+            vars: Vec::new(),
+            current: FxHashMap::default(),
+            incomplete: FxHashMap::default(),
+            sealed: FxHashSet::default(),
+            preds: vec![Vec::new(); nblocks],
+            phis: FxHashMap::default(),
+        }
+    }
+
+    pub fn new_var(&mut self, info: VarInfo) -> Var {
+        self.vars.push(info);
+        Var(self.vars.len() as u32 - 1)
+    }
+
+    pub fn var(&self, v: Var) -> &VarInfo {
+        &self.vars[v.0 as usize]
+    }
+
+    /// Makes room for a block created during lowering.
+    pub fn add_block(&mut self, b: BlockId, preds: Vec<BlockId>) {
+        let i = b.0 as usize;
+        if self.preds.len() <= i {
+            self.preds.resize(i + 1, Vec::new());
+        }
+        self.preds[i] = preds;
+    }
+
+    pub fn add_pred(&mut self, b: BlockId, pred: BlockId) {
+        let i = b.0 as usize;
+        if self.preds.len() <= i {
+            self.preds.resize(i + 1, Vec::new());
+        }
+        if !self.preds[i].contains(&pred) {
+            self.preds[i].push(pred);
+        }
+    }
+
+    pub fn write(&mut self, var: Var, block: BlockId, value: VReg) {
+        self.current.insert((var, block), value);
+    }
+
+    /// The vreg that holds `var` at the current point of `block`.
+    pub fn read(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
+        if let Some(v) = self.current.get(&(var, block)) {
+            return *v;
+        }
+        self.read_recursive(f, var, block)
+    }
+
+    fn new_value(&self, f: &mut Function, var: Var) -> VReg {
+        let info = self.var(var);
+        f.new_vreg(info.class, info.words, Some(info.name.clone()))
+    }
+
+    fn read_recursive(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
+        let preds = self
+            .preds
+            .get(block.0 as usize)
+            .cloned()
+            .unwrap_or_default();
+        let value = if !self.sealed.contains(&block) {
+            let phi = self.place_phi(f, var, block);
+            self.incomplete.entry(block).or_default().push((var, phi));
+            phi
+        } else if preds.len() == 1 {
+            self.read(f, var, preds[0])
+        } else if preds.is_empty() {
+            self.undef(f, var, block)
+        } else {
+            let phi = self.place_phi(f, var, block);
+            self.write(var, block, phi);
+            self.fill_phi(f, var, phi, block);
+            phi
+        };
+        self.write(var, block, value);
+        value
+    }
+
+    /// An `UNDEF` at the start of `block` (reads of never-written registers).
+    fn undef(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
+        let v = self.new_value(f, var);
+        let words = self.var(var).words;
+        let at = f
+            .block(block)
+            .insts
+            .iter()
+            .take_while(|i| i.is_phi())
+            .count();
+        f.block_mut(block).insts.insert(
+            at,
+            Inst::new("UNDEF", &[], vec![Operand::def(Reg::whole(v, words))]),
+        );
+        v
+    }
+
+    fn place_phi(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
+        let v = self.new_value(f, var);
+        let words = self.var(var).words;
+        f.block_mut(block).insts.insert(
+            0,
+            Inst::new("PHI", &[], vec![Operand::def(Reg::whole(v, words))]),
+        );
+        self.phis.insert(v, (block, var));
+        v
+    }
+
+    fn fill_phi(&mut self, f: &mut Function, var: Var, phi: VReg, block: BlockId) {
+        let words = self.var(var).words;
+        let preds = self.preds[block.0 as usize].clone();
+        let mut args = Vec::with_capacity(preds.len());
+        for p in preds {
+            let v = self.read(f, var, p);
+            args.push(Operand::new(OpKind::PhiArg(p, Reg::whole(v, words))));
+        }
+        let inst = f
+            .block_mut(block)
+            .insts
+            .iter_mut()
+            .find(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(phi))
+            .expect("the PHI placed for this variable");
+        inst.ops.extend(args);
+    }
+
+    /// Declares that every predecessor of `block` is lowered.
+    pub fn seal(&mut self, f: &mut Function, block: BlockId) {
+        if !self.sealed.insert(block) {
+            return;
+        }
+        for (var, phi) in self.incomplete.remove(&block).unwrap_or_default() {
+            self.fill_phi(f, var, phi, block);
+        }
+    }
+
+    /// When `v` is a PHI of a sealed block whose arguments are all one value (or the PHI
+    /// itself), that value.
+    pub fn trivial_phi_value(&self, f: &Function, v: VReg) -> Option<VReg> {
+        let (block, _) = *self.phis.get(&v)?;
+        if !self.sealed.contains(&block) {
+            return None;
+        }
+        let phi = f
+            .block(block)
+            .insts
+            .iter()
+            .find(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(v))?;
+        let mut same = None;
+        for o in &phi.ops {
+            if let OpKind::PhiArg(_, r) = o.kind {
+                let a = r.vreg()?;
+                if a == v || Some(a) == same {
+                    continue;
+                }
+                if same.is_some() {
+                    return None;
+                }
+                same = Some(a);
+            }
+        }
+        same
+    }
+
+    pub fn is_sealed(&self, block: BlockId) -> bool {
+        self.sealed.contains(&block)
+    }
+
+    /// Removes trivial PHIs (every argument the same value, or the PHI itself) until none is
+    /// left, renaming their uses.
+    pub fn finish(&mut self, f: &mut Function) {
+        let mut alias: FxHashMap<VReg, VReg> = FxHashMap::default();
+        fn resolve(alias: &FxHashMap<VReg, VReg>, mut v: VReg) -> VReg {
+            while let Some(&n) = alias.get(&v) {
+                v = n;
+            }
+            v
+        }
+        loop {
+            let mut changed = false;
+            for block in &mut f.blocks {
+                block.insts.retain(|inst| {
+                    if !inst.is_phi() {
+                        return true;
+                    }
+                    let Some(me) = inst.defs().next().and_then(Reg::vreg) else {
+                        return true;
+                    };
+                    let mut same: Option<VReg> = None;
+                    for o in &inst.ops {
+                        if let OpKind::PhiArg(_, r) = o.kind {
+                            let v = resolve(&alias, r.vreg().expect("virtual PHI argument"));
+                            if v == me || Some(v) == same {
+                                continue;
+                            }
+                            if same.is_some() {
+                                return true;
+                            }
+                            same = Some(v);
+                        }
+                    }
+                    match same {
+                        Some(v) => {
+                            alias.insert(me, v);
+                            changed = true;
+                            false
+                        }
+                        // A PHI only of itself: unreachable in practice; keep it.
+                        None => true,
+                    }
+                });
+            }
+            if !changed {
+                break;
+            }
+        }
+        if alias.is_empty() {
+            return;
+        }
+        for block in &mut f.blocks {
+            for inst in &mut block.insts {
+                for op in &mut inst.ops {
+                    for r in op.regs_mut() {
+                        if let Reg::Virt { vreg, .. } = r {
+                            *vreg = resolve(&alias, *vreg);
+                        }
+                    }
+                }
+                if let Some(g) = &mut inst.guard
+                    && let Reg::Virt { vreg, .. } = &mut g.pred
+                {
+                    *vreg = resolve(&alias, *vreg);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::verify::verify;
+
+    /// A loop: bb0 -> bb1 (header) -> bb2 (body) -> bb1; bb1 -> bb3. `x` is written in bb0 and
+    /// bb2 and read in bb1 and bb3: one PHI in the header, none elsewhere.
+    #[test]
+    fn loop_gets_one_phi() {
+        let mut f = Function::new("loop", true);
+        let (b1, b2, b3) = (f.new_block(None), f.new_block(None), f.new_block(None));
+        let mut s = SsaBuilder::new(4);
+        s.preds = vec![vec![], vec![BlockId(0), b2], vec![b1], vec![b1]];
+        let x = s.new_var(VarInfo {
+            class: RegClass::Gpr,
+            words: 1,
+            name: "%x".into(),
+        });
+        let p = f.new_vreg(RegClass::Pred, 1, None);
+        // bb0: x = 0
+        s.seal(&mut f, BlockId(0));
+        let v0 = f.new_vreg(RegClass::Gpr, 1, None);
+        f.blocks[0].insts.push(Inst::new(
+            "MOV",
+            &[],
+            vec![Operand::def(Reg::whole(v0, 1)), Operand::imm(0)],
+        ));
+        f.blocks[0].insts.push(Inst::new(
+            "ISETP",
+            &[],
+            vec![Operand::def(Reg::whole(p, 1))],
+        ));
+        f.blocks[0].fallthrough = Some(b1);
+        s.write(x, BlockId(0), v0);
+        // bb1: branch on x (header, not sealed yet: the latch bb2 is not lowered)
+        let xh = s.read(&mut f, x, b1);
+        f.block_mut(b1).insts.push(Inst::new(
+            "ISETP",
+            &[],
+            vec![Operand::use_(Reg::whole(xh, 1))],
+        ));
+        f.block_mut(b1).insts.push(
+            Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(b3))])
+                .guarded(Reg::whole(p, 1), false),
+        );
+        f.block_mut(b1).fallthrough = Some(b2);
+        // bb2: x = x + 1
+        s.seal(&mut f, b2);
+        let xb = s.read(&mut f, x, b2);
+        let v1 = f.new_vreg(RegClass::Gpr, 1, None);
+        f.block_mut(b2).insts.push(Inst::new(
+            "IADD3",
+            &[],
+            vec![
+                Operand::def(Reg::whole(v1, 1)),
+                Operand::use_(Reg::whole(xb, 1)),
+                Operand::imm(1),
+            ],
+        ));
+        f.block_mut(b2)
+            .insts
+            .push(Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(b1))]));
+        s.write(x, b2, v1);
+        s.seal(&mut f, b1);
+        // bb3: use x
+        s.seal(&mut f, b3);
+        let xe = s.read(&mut f, x, b3);
+        f.block_mut(b3).insts.push(Inst::new(
+            "STG",
+            &[],
+            vec![Operand::use_(Reg::whole(xe, 1))],
+        ));
+        f.block_mut(b3).insts.push(Inst::new("EXIT", &[], vec![]));
+        s.finish(&mut f);
+        let phis: usize = f
+            .blocks
+            .iter()
+            .map(|b| b.insts.iter().filter(|i| i.is_phi()).count())
+            .sum();
+        assert_eq!(phis, 1, "{f}");
+        assert!(f.block(b1).insts[0].is_phi());
+        assert_eq!(xe, xh);
+        verify(&f).unwrap_or_else(|e| panic!("{e:?}\n{f}"));
+    }
+}

@@ -1,0 +1,552 @@
+//! The machine IR (MIR): SASS instructions over virtual registers, in basic blocks.
+//!
+//! A MIR instruction is a SASS instruction as nvdisasm would print it (mnemonic, modifiers,
+//! operands), except that its registers may be *virtual*: [`VReg`]s of a register class
+//! ([`RegClass`]: R, UR, P, UP) and a width in 32-bit words (a `.b64` PTX register is a 2-word
+//! R vreg, allocated to an aligned pair `R2n:R2n+1`). Every register operand says whether it
+//! is written or read ([`RegRef::def`]), so liveness needs no knowledge of SASS semantics.
+//!
+//! Instruction selection produces MIR in SSA form (every word of every vreg defined once —
+//! a 64-bit value may be written by two instructions, one per word — and `PHI`s at merges);
+//! the verifier (`verify.rs`) checks that defs dominate uses while the function is in SSA form,
+//! and that register classes and widths agree at every stage. After register allocation every
+//! register is physical and the function converts one-to-one into encodable SASS.
+//!
+//! Pseudo-instructions (mnemonics that are not SASS) exist only between passes:
+//! `PHI` (SSA merge), `COPY` (a move the allocator may coalesce), `UNDEF` (a value with no
+//! definition on some path) and `KILL` (end of a live range; none yet).
+
+pub mod cfg;
+pub mod liveness;
+pub mod print;
+pub mod verify;
+
+use std::fmt;
+
+/// A virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(pub u32);
+
+impl fmt::Display for VReg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// The register files of sm_90a.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegClass {
+    /// R0–R254 (RZ = 255): per-thread 32-bit registers.
+    Gpr,
+    /// UR0–UR62 (URZ = 63): warp-uniform 32-bit registers.
+    Ugpr,
+    /// P0–P6 (PT = 7): per-thread predicates.
+    Pred,
+    /// UP0–UP6 (UPT = 7): warp-uniform predicates.
+    UPred,
+}
+
+impl RegClass {
+    /// How many allocatable registers the file has (the zero/true register excluded).
+    pub fn allocatable(self) -> u32 {
+        match self {
+            RegClass::Gpr => 255,
+            RegClass::Ugpr => 63,
+            RegClass::Pred | RegClass::UPred => 7,
+        }
+    }
+
+    /// The number of the zero (RZ, URZ) or true (PT, UPT) register.
+    pub fn zero(self) -> u8 {
+        match self {
+            RegClass::Gpr => 255,
+            RegClass::Ugpr => 63,
+            RegClass::Pred | RegClass::UPred => 7,
+        }
+    }
+
+    /// The assembler prefix (`R`, `UR`, `P`, `UP`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            RegClass::Gpr => "R",
+            RegClass::Ugpr => "UR",
+            RegClass::Pred => "P",
+            RegClass::UPred => "UP",
+        }
+    }
+}
+
+/// What the allocator and the verifier know about a virtual register.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VRegInfo {
+    pub class: RegClass,
+    /// Width in 32-bit words: 1, 2 (64-bit values, aligned pairs), 3 or 4 (vector tuples).
+    pub words: u8,
+    /// The PTX register it came from, for dumps.
+    pub hint: Option<String>,
+}
+
+/// A physical register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PReg {
+    pub class: RegClass,
+    pub num: u8,
+}
+
+impl PReg {
+    pub const RZ: PReg = PReg {
+        class: RegClass::Gpr,
+        num: 255,
+    };
+    pub const URZ: PReg = PReg {
+        class: RegClass::Ugpr,
+        num: 63,
+    };
+    pub const PT: PReg = PReg {
+        class: RegClass::Pred,
+        num: 7,
+    };
+    pub const UPT: PReg = PReg {
+        class: RegClass::UPred,
+        num: 7,
+    };
+
+    pub fn is_zero(self) -> bool {
+        self.num == self.class.zero()
+    }
+}
+
+impl fmt::Display for PReg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_zero() {
+            let name = match self.class {
+                RegClass::Gpr => "RZ",
+                RegClass::Ugpr => "URZ",
+                RegClass::Pred => "PT",
+                RegClass::UPred => "UPT",
+            };
+            f.write_str(name)
+        } else {
+            write!(f, "{}{}", self.class.prefix(), self.num)
+        }
+    }
+}
+
+/// A register as an operand names it: a virtual register (some of its words) or a physical one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reg {
+    /// Words `first .. first + count` of a virtual register.
+    Virt { vreg: VReg, first: u8, count: u8 },
+    /// `count` consecutive physical registers from `reg` (RZ/URZ/PT/UPT included).
+    Phys { reg: PReg, count: u8 },
+}
+
+impl Reg {
+    /// The whole of a virtual register of `words` words.
+    pub fn whole(vreg: VReg, words: u8) -> Reg {
+        Reg::Virt {
+            vreg,
+            first: 0,
+            count: words,
+        }
+    }
+
+    /// One word of a virtual register.
+    pub fn word(vreg: VReg, word: u8) -> Reg {
+        Reg::Virt {
+            vreg,
+            first: word,
+            count: 1,
+        }
+    }
+
+    pub fn phys(reg: PReg) -> Reg {
+        Reg::Phys { reg, count: 1 }
+    }
+
+    pub fn vreg(self) -> Option<VReg> {
+        match self {
+            Reg::Virt { vreg, .. } => Some(vreg),
+            Reg::Phys { .. } => None,
+        }
+    }
+
+    pub fn count(self) -> u8 {
+        match self {
+            Reg::Virt { count, .. } | Reg::Phys { count, .. } => count,
+        }
+    }
+}
+
+/// A register operand with its role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegRef {
+    pub reg: Reg,
+    /// Written by the instruction (otherwise read).
+    pub def: bool,
+}
+
+/// The prefix of a memory operand (`desc[UR4][...]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MemPrefix {
+    None,
+    /// `desc[URn]`: the global memory descriptor pair.
+    Desc(Reg),
+}
+
+/// One term of a memory operand: a register with its suffix (`R2.64`, `RZ.U32`) or an offset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MemTerm {
+    Reg(Reg, Option<&'static str>),
+    Imm(i64),
+}
+
+/// Floating-point immediate encodings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatFmt {
+    F32,
+    /// The high 32 bits of a double (DADD/DMUL/DFMA immediates).
+    F64Hi,
+    F16,
+    BF16,
+}
+
+/// What an operand is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    Reg(RegRef),
+    Int(i64),
+    Float(FloatFmt, u64),
+    /// `c[bank][base + offset]`
+    CBank {
+        bank: u32,
+        base: Option<Reg>,
+        offset: i64,
+    },
+    /// `[...]`, `desc[...][...]`
+    Mem {
+        prefix: MemPrefix,
+        terms: Vec<MemTerm>,
+    },
+    /// `SR_*`, by number.
+    SReg(u8),
+    /// A branch target.
+    Block(BlockId),
+    /// A call target (function symbol).
+    Func(String),
+    /// The incoming value of a `PHI` from a predecessor.
+    PhiArg(BlockId, Reg),
+    /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
+    Barrier(u8),
+    /// A named operand nvdisasm prints as a word (`SB0` of `DEPBAR.LE SB0, 0x0`).
+    Sym(&'static str),
+    /// The value a guarded instruction's destination keeps where the guard is false (`@p mov
+    /// %r, 1` in SSA form reads the old `%r`). Not printed in SASS: leaving SSA form turns it
+    /// into a `COPY` into the destination before the instruction.
+    Prior(Reg),
+}
+
+/// An operand with nvdisasm's decorations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    pub kind: OpKind,
+    /// `-x`
+    pub neg: bool,
+    /// `|x|`
+    pub abs: bool,
+    /// `!p`, `~r`
+    pub not: bool,
+    /// `.X`, `.H1`, `.B1`, … after the operand.
+    pub suffix: Vec<&'static str>,
+}
+
+impl Operand {
+    pub fn new(kind: OpKind) -> Operand {
+        Operand {
+            kind,
+            neg: false,
+            abs: false,
+            not: false,
+            suffix: Vec::new(),
+        }
+    }
+
+    pub fn def(reg: Reg) -> Operand {
+        Operand::new(OpKind::Reg(RegRef { reg, def: true }))
+    }
+
+    pub fn use_(reg: Reg) -> Operand {
+        Operand::new(OpKind::Reg(RegRef { reg, def: false }))
+    }
+
+    pub fn imm(v: i64) -> Operand {
+        Operand::new(OpKind::Int(v))
+    }
+
+    pub fn negated(mut self) -> Operand {
+        self.neg = true;
+        self
+    }
+
+    pub fn inverted(mut self) -> Operand {
+        self.not = true;
+        self
+    }
+
+    pub fn with_suffix(mut self, s: &'static str) -> Operand {
+        self.suffix.push(s);
+        self
+    }
+
+    /// Every register the operand mentions, with its role (memory and constant-bank
+    /// registers are always read).
+    pub fn regs(&self) -> impl Iterator<Item = RegRef> + '_ {
+        let mut out: Vec<RegRef> = Vec::new();
+        match &self.kind {
+            OpKind::Reg(r) => out.push(*r),
+            OpKind::CBank { base: Some(b), .. } => out.push(RegRef {
+                reg: *b,
+                def: false,
+            }),
+            OpKind::Mem { prefix, terms } => {
+                if let MemPrefix::Desc(r) = prefix {
+                    out.push(RegRef {
+                        reg: *r,
+                        def: false,
+                    });
+                }
+                for t in terms {
+                    if let MemTerm::Reg(r, _) = t {
+                        out.push(RegRef {
+                            reg: *r,
+                            def: false,
+                        });
+                    }
+                }
+            }
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => out.push(RegRef {
+                reg: *r,
+                def: false,
+            }),
+            _ => {}
+        }
+        out.into_iter()
+    }
+
+    /// The registers of the operand, mutably (for renaming and allocation).
+    pub fn regs_mut(&mut self) -> Vec<&mut Reg> {
+        match &mut self.kind {
+            OpKind::Reg(r) => vec![&mut r.reg],
+            OpKind::CBank { base: Some(b), .. } => vec![b],
+            OpKind::Mem { prefix, terms } => {
+                let mut v: Vec<&mut Reg> = Vec::new();
+                if let MemPrefix::Desc(r) = prefix {
+                    v.push(r);
+                }
+                for t in terms {
+                    if let MemTerm::Reg(r, _) = t {
+                        v.push(r);
+                    }
+                }
+                v
+            }
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => vec![r],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The guard predicate of an instruction: `@P0`, `@!UP1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Guard {
+    pub pred: Reg,
+    pub neg: bool,
+}
+
+/// A MIR instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub guard: Option<Guard>,
+    /// The SASS mnemonic (`IADD3`) or a pseudo (`PHI`, `COPY`, `UNDEF`).
+    pub mnemonic: &'static str,
+    /// Modifiers in nvdisasm's order (`E`, `STRONG`, `GPU`).
+    pub mods: Vec<&'static str>,
+    pub ops: Vec<Operand>,
+    /// A conditional branch whose condition may differ between the threads of a warp: the
+    /// `reconverge` pass brackets it with `BSSY`/`BSYNC`.
+    pub divergent: bool,
+}
+
+impl Inst {
+    pub fn new(mnemonic: &'static str, mods: &[&'static str], ops: Vec<Operand>) -> Inst {
+        Inst {
+            divergent: false,
+            guard: None,
+            mnemonic,
+            mods: mods.to_vec(),
+            ops,
+        }
+    }
+
+    pub fn guarded(mut self, pred: Reg, neg: bool) -> Inst {
+        self.guard = Some(Guard { pred, neg });
+        self
+    }
+
+    pub fn is_phi(&self) -> bool {
+        self.mnemonic == "PHI"
+    }
+
+    pub fn is_pseudo(&self) -> bool {
+        matches!(self.mnemonic, "PHI" | "COPY" | "UNDEF" | "KILL")
+    }
+
+    /// Whether control leaves the block after (or instead of) this instruction.
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self.mnemonic,
+            "BRA" | "EXIT" | "RET" | "BRX" | "JMP" | "JMX"
+        )
+    }
+
+    /// Every register mentioned, with its role; the guard counts as a use.
+    pub fn regs(&self) -> Vec<RegRef> {
+        let mut out: Vec<RegRef> = self.ops.iter().flat_map(Operand::regs).collect();
+        if let Some(g) = self.guard {
+            out.push(RegRef {
+                reg: g.pred,
+                def: false,
+            });
+        }
+        out
+    }
+
+    pub fn defs(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.ops
+            .iter()
+            .flat_map(Operand::regs)
+            .filter(|r| r.def)
+            .map(|r| r.reg)
+    }
+
+    pub fn uses(&self) -> Vec<Reg> {
+        self.regs()
+            .into_iter()
+            .filter(|r| !r.def)
+            .map(|r| r.reg)
+            .collect()
+    }
+
+    /// The branch targets named by the instruction.
+    /// The branch targets of a terminator (a `BSSY` names a block too, but control does not
+    /// go there from it).
+    pub fn targets(&self) -> impl Iterator<Item = BlockId> + '_ {
+        let branches = self.is_terminator();
+        self.ops.iter().filter_map(move |o| match o.kind {
+            OpKind::Block(b) if branches => Some(b),
+            _ => None,
+        })
+    }
+}
+
+/// A basic block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+impl fmt::Display for BlockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bb{}", self.0)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    /// The PTX label the block starts at, if any.
+    pub label: Option<String>,
+    pub insts: Vec<Inst>,
+    /// The block control falls through to when its last instruction does not branch
+    /// unconditionally (the next block in layout order, made explicit).
+    pub fallthrough: Option<BlockId>,
+}
+
+/// A function (a kernel or a `.func`) in MIR.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub is_entry: bool,
+    /// Blocks in layout order; `blocks[0]` is the entry.
+    pub blocks: Vec<Block>,
+    pub vregs: Vec<VRegInfo>,
+    /// Whether the function is in SSA form (each vreg defined once, `PHI`s at merges).
+    pub ssa: bool,
+    /// The register budget (`.maxnreg`; 255 without one): the allocator keeps the
+    /// register count ptxas reports (highest R used + 3) within it.
+    pub max_regs: u32,
+    /// Bytes of the thread's stack frame: `.local` data, then spill slots.
+    pub frame_bytes: u32,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>, is_entry: bool) -> Function {
+        Function {
+            name: name.into(),
+            is_entry,
+            blocks: vec![Block::default()],
+            vregs: Vec::new(),
+            ssa: true,
+            max_regs: 255,
+            frame_bytes: 0,
+        }
+    }
+
+    /// A fresh virtual register.
+    pub fn new_vreg(&mut self, class: RegClass, words: u8, hint: Option<String>) -> VReg {
+        self.vregs.push(VRegInfo { class, words, hint });
+        VReg(self.vregs.len() as u32 - 1)
+    }
+
+    pub fn vreg(&self, v: VReg) -> &VRegInfo {
+        &self.vregs[v.0 as usize]
+    }
+
+    pub fn new_block(&mut self, label: Option<String>) -> BlockId {
+        self.blocks.push(Block {
+            label,
+            ..Block::default()
+        });
+        BlockId(self.blocks.len() as u32 - 1)
+    }
+
+    pub fn block(&self, b: BlockId) -> &Block {
+        &self.blocks[b.0 as usize]
+    }
+
+    pub fn block_mut(&mut self, b: BlockId) -> &mut Block {
+        &mut self.blocks[b.0 as usize]
+    }
+
+    /// The successors of a block: branch targets, then the fallthrough.
+    pub fn successors(&self, b: BlockId) -> Vec<BlockId> {
+        let block = self.block(b);
+        let mut out: Vec<BlockId> = block.insts.iter().flat_map(Inst::targets).collect();
+        if let Some(f) = block.fallthrough {
+            out.push(f);
+        }
+        out.dedup();
+        out
+    }
+
+    pub fn block_ids(&self) -> impl Iterator<Item = BlockId> {
+        (0..self.blocks.len() as u32).map(BlockId)
+    }
+
+    pub fn num_insts(&self) -> usize {
+        self.blocks.iter().map(|b| b.insts.len()).sum()
+    }
+}
+
+/// A whole module in MIR.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    pub functions: Vec<Function>,
+}

@@ -1,0 +1,145 @@
+//! The pass manager: the MIR pipeline in one place, with the verifier after every pass (in
+//! debug builds and tests), `--print-after-all`, `--print-after=PASS` and `--time-passes`.
+//!
+//! Each pass is one file in this directory and one line in [`PIPELINE`].
+
+pub mod cleanup;
+pub mod exit_bookend;
+pub mod out_of_ssa;
+pub mod prologue;
+pub mod reconverge;
+pub mod regalloc;
+
+use crate::mir::{Function, verify::verify};
+use std::time::{Duration, Instant};
+
+/// A transformation of one MIR function. An `Err` is an internal error (a compiler bug or a
+/// limit of ptxc), reported as a diagnostic, never a panic.
+pub trait Pass {
+    /// The name `--print-after` takes.
+    fn name(&self) -> &'static str;
+    fn run(&self, f: &mut Function) -> Result<(), String>;
+}
+
+/// The MIR pipeline, in order. Instruction selection (`lower::isel`) builds the MIR these run
+/// on.
+pub const PIPELINE: &[&dyn Pass] = &[
+    &cleanup::RemoveUnreachable,
+    &cleanup::DeadCode,
+    &out_of_ssa::OutOfSsa,
+    &reconverge::Reconverge,
+    &regalloc::RegAlloc,
+    &prologue::Prologue,
+];
+
+/// The pipeline `opts` asks for: [`PIPELINE`], plus `exit-bookend` under `-g`.
+pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
+    let mut passes = PIPELINE.to_vec();
+    if opts.device_debug {
+        passes.push(&exit_bookend::ExitBookend);
+    }
+    passes
+}
+
+/// How to run the pipeline.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Run the verifier after every pass (on by default in debug builds).
+    pub verify: bool,
+    pub print_after_all: bool,
+    /// Pass names after which to print the MIR (`isel` for the input).
+    pub print_after: Vec<String>,
+    pub time_passes: bool,
+    /// `-g`: debug code, with ptxas's exit bookend.
+    pub device_debug: bool,
+}
+
+impl Options {
+    pub fn new() -> Options {
+        Options {
+            verify: cfg!(debug_assertions),
+            ..Options::default()
+        }
+    }
+
+    fn wants_print(&self, pass: &str) -> bool {
+        self.print_after_all || self.print_after.iter().any(|p| p == pass)
+    }
+}
+
+/// What running the pipeline produced besides the MIR: the requested dumps and timings.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub dumps: String,
+    pub timings: Vec<(&'static str, Duration)>,
+}
+
+/// A verifier failure: a compiler bug, reported with the pass that caused it.
+#[derive(Debug)]
+pub struct PassError {
+    pub pass: &'static str,
+    pub function: String,
+    pub errors: Vec<String>,
+}
+
+impl std::fmt::Display for PassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "internal error: the MIR of `{}` is invalid after `{}`:",
+            self.function, self.pass
+        )?;
+        for e in &self.errors {
+            writeln!(f, "  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `passes` over `f`, verifying and printing as `opts` asks.
+pub fn run(
+    f: &mut Function,
+    passes: &[&dyn Pass],
+    opts: &Options,
+    report: &mut Report,
+) -> Result<(), PassError> {
+    check(f, "isel", opts, report)?;
+    for pass in passes {
+        let t = Instant::now();
+        pass.run(f).map_err(|e| PassError {
+            pass: pass.name(),
+            function: f.name.clone(),
+            errors: vec![e],
+        })?;
+        let dt = t.elapsed();
+        if opts.time_passes {
+            match report.timings.iter_mut().find(|(n, _)| *n == pass.name()) {
+                Some((_, d)) => *d += dt,
+                None => report.timings.push((pass.name(), dt)),
+            }
+        }
+        check(f, pass.name(), opts, report)?;
+    }
+    Ok(())
+}
+
+fn check(
+    f: &Function,
+    pass: &'static str,
+    opts: &Options,
+    report: &mut Report,
+) -> Result<(), PassError> {
+    if opts.wants_print(pass) {
+        // Printed at once, so that the dump before a failing pass is there to read.
+        eprint!("; after {pass}\n{f}\n");
+        report.dumps.push_str(&format!("; after {pass}\n{f}\n"));
+    }
+    if opts.verify {
+        verify(f).map_err(|errs| PassError {
+            pass,
+            function: f.name.clone(),
+            errors: errs.iter().map(ToString::to_string).collect(),
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! `reconverge`: brackets divergent control flow with convergence barriers, as ptxas does.
+//!
+//! When a branch's condition may differ between the threads of a warp, the warp splits. On
+//! Volta and later the two halves run independently and nothing makes them meet again, so ptxas
+//! opens a convergence barrier before the split and waits on it where the paths join:
+//!
+//! ```text
+//!       BSSY B0, join          ; the threads here will meet again at `join`
+//!  @!P0 BRA else
+//!       …
+//!       BSYNC B0               ; wait for every thread that passed the BSSY
+//! join: …
+//! ```
+//!
+//! The join is the branch block's immediate post-dominator (computed on the reverse CFG with a
+//! virtual exit; a branch whose paths only meet at the exit needs no barrier: exited threads
+//! leave the warp). The *region* is every block reachable from the branch without passing the
+//! join. Each region gets a `BSYNC` block laid out just before the join, through which every
+//! region edge into the join is redirected, and a `BSSY` where control enters the region —
+//! before the branch, or in a new preheader when the branch sits in a loop of the region.
+//! Nested regions use barriers `B0`, `B1`, … by nesting depth. Runs after `out-of-ssa`, so
+//! redirecting edges needs no PHI surgery.
+
+use super::Pass;
+use crate::mir::cfg::{Cfg, reorder};
+use crate::mir::{BlockId, Function, Inst, OpKind, Operand};
+use fixedbitset::FixedBitSet;
+use petgraph::algo::dominators;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+pub struct Reconverge;
+
+/// B0–B15.
+const BARRIERS: usize = 16;
+
+impl Pass for Reconverge {
+    fn name(&self) -> &'static str {
+        "reconverge"
+    }
+
+    fn run(&self, f: &mut Function) -> Result<(), String> {
+        let regions = find_regions(f);
+        if regions.is_empty() {
+            return Ok(());
+        }
+        insert_barriers(f, regions)
+    }
+}
+
+/// A divergent branch and the blocks until its paths meet.
+struct Region {
+    branch: BlockId,
+    join: BlockId,
+    blocks: FixedBitSet,
+}
+
+/// Immediate post-dominators (`None`: the virtual exit).
+fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
+    let n = f.blocks.len();
+    let mut rev: DiGraph<(), ()> = DiGraph::with_capacity(n + 1, n * 2);
+    for _ in 0..=n {
+        rev.add_node(());
+    }
+    let exit = NodeIndex::new(n);
+    for b in f.block_ids() {
+        let succs = cfg.succs(b);
+        if succs.is_empty() {
+            rev.add_edge(exit, NodeIndex::new(b.0 as usize), ());
+        }
+        for s in succs {
+            rev.add_edge(
+                NodeIndex::new(s.0 as usize),
+                NodeIndex::new(b.0 as usize),
+                (),
+            );
+        }
+    }
+    let doms = dominators::simple_fast(&rev, exit);
+    (0..n)
+        .map(|i| {
+            doms.immediate_dominator(NodeIndex::new(i))
+                .filter(|d| d.index() < n)
+                .map(|d| BlockId(d.index() as u32))
+        })
+        .collect()
+}
+
+fn find_regions(f: &Function) -> Vec<Region> {
+    let cfg = Cfg::new(f);
+    let ipdom = post_dominators(f, &cfg);
+    let mut out = Vec::new();
+    for b in f.block_ids() {
+        if !cfg.is_reachable(b) {
+            continue;
+        }
+        let divergent = f
+            .block(b)
+            .insts
+            .iter()
+            .any(|i| i.mnemonic == "BRA" && i.divergent && i.guard.is_some());
+        if !divergent {
+            continue;
+        }
+        let Some(join) = ipdom[b.0 as usize] else {
+            continue;
+        };
+        out.push(Region {
+            branch: b,
+            join,
+            blocks: region_blocks(f, &cfg, b, join),
+        });
+    }
+    // Inner regions first.
+    out.sort_by_key(|r| (r.blocks.count_ones(..), r.branch));
+    out
+}
+
+/// Blocks reachable from `from` without passing `join`.
+fn region_blocks(f: &Function, cfg: &Cfg, from: BlockId, join: BlockId) -> FixedBitSet {
+    let mut seen = FixedBitSet::with_capacity(f.blocks.len());
+    let mut stack = vec![from];
+    while let Some(b) = stack.pop() {
+        if b == join || seen.contains(b.0 as usize) {
+            continue;
+        }
+        seen.insert(b.0 as usize);
+        stack.extend(cfg.succs(b).iter().copied());
+    }
+    seen
+}
+
+fn retarget(f: &mut Function, from: BlockId, old: BlockId, new: BlockId) {
+    let block = f.block_mut(from);
+    if block.fallthrough == Some(old) {
+        block.fallthrough = Some(new);
+    }
+    for inst in &mut block.insts {
+        for o in &mut inst.ops {
+            if o.kind == OpKind::Block(old) {
+                o.kind = OpKind::Block(new);
+            }
+        }
+    }
+}
+
+fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String> {
+    // Layout wishes: new block → the block it goes right before.
+    let mut before: Vec<(BlockId, BlockId)> = Vec::new();
+    let depths: Vec<usize> = regions
+        .iter()
+        .map(|r| {
+            regions
+                .iter()
+                .filter(|o| {
+                    !std::ptr::eq(*o, r)
+                        && o.blocks.contains(r.branch.0 as usize)
+                        && o.blocks.count_ones(..) > r.blocks.count_ones(..)
+                })
+                .count()
+        })
+        .collect();
+    for (r, depth) in regions.iter().zip(depths) {
+        if depth >= BARRIERS {
+            return Err(format!(
+                "`{}`: divergent branches nest deeper than {BARRIERS}",
+                f.name
+            ));
+        }
+        let bar = Operand::new(OpKind::Barrier(depth as u8));
+        // The region as it is now (inner regions may have added blocks to it).
+        let cfg = Cfg::new(f);
+        let blocks = region_blocks(f, &cfg, r.branch, r.join);
+        // BSYNC block before the join; every region edge into the join goes through it.
+        let sync = f.new_block(None);
+        f.block_mut(sync)
+            .insts
+            .push(Inst::new("BSYNC", &[], vec![bar.clone()]));
+        f.block_mut(sync).fallthrough = Some(r.join);
+        for x in blocks.ones() {
+            let x = BlockId(x as u32);
+            if cfg.succs(x).contains(&r.join) {
+                retarget(f, x, r.join, sync);
+            }
+        }
+        before.push((sync, r.join));
+        // The BSSY names where the threads continue after the BSYNC: the block after the sync
+        // block, known once all regions are in place (below).
+        let bssy = Inst::new(
+            "BSSY",
+            &[],
+            vec![bar.clone(), Operand::new(OpKind::Block(sync))],
+        );
+        // Where control enters the region.
+        let entries: Vec<BlockId> = blocks
+            .ones()
+            .map(|x| BlockId(x as u32))
+            .filter(|&x| {
+                x == BlockId(0) || cfg.preds(x).iter().any(|p| !blocks.contains(p.0 as usize))
+            })
+            .collect();
+        for e in entries {
+            let loops_back = cfg.preds(e).iter().any(|p| blocks.contains(p.0 as usize));
+            if e == r.branch && !loops_back {
+                let insts = &mut f.block_mut(e).insts;
+                let at = insts
+                    .iter()
+                    .position(|i| i.mnemonic == "BRA" && i.divergent)
+                    .unwrap_or(insts.len());
+                insts.insert(at, bssy.clone());
+            } else {
+                let pre = f.new_block(None);
+                f.block_mut(pre).insts.push(bssy.clone());
+                f.block_mut(pre).fallthrough = Some(e);
+                for p in cfg
+                    .preds(e)
+                    .iter()
+                    .copied()
+                    .filter(|p| !blocks.contains(p.0 as usize))
+                {
+                    retarget(f, p, e, pre);
+                }
+                before.push((pre, e));
+            }
+        }
+    }
+    // Each BSSY names its sync block so far: make it the block after the BSYNC.
+    let after_sync: Vec<Option<BlockId>> = f.blocks.iter().map(|b| b.fallthrough).collect();
+    for block in &mut f.blocks {
+        for inst in block.insts.iter_mut().filter(|i| i.mnemonic == "BSSY") {
+            for o in &mut inst.ops {
+                if let OpKind::Block(s) = o.kind
+                    && let Some(next) = after_sync[s.0 as usize]
+                {
+                    o.kind = OpKind::Block(next);
+                }
+            }
+        }
+    }
+    // Lay the new blocks out just before the blocks they lead into.
+    let new_blocks: Vec<BlockId> = before.iter().map(|(n, _)| *n).collect();
+    let mut order = Vec::with_capacity(f.blocks.len());
+    for b in f.block_ids() {
+        if new_blocks.contains(&b) {
+            continue;
+        }
+        push_with_predecessors(&mut order, &before, b);
+        order.push(b);
+    }
+    reorder(f, &order);
+    Ok(())
+}
+
+/// Pushes the new blocks that go before `b` (and, recursively, those before them).
+fn push_with_predecessors(order: &mut Vec<BlockId>, before: &[(BlockId, BlockId)], b: BlockId) {
+    for (n, target) in before {
+        if *target == b && !order.contains(n) {
+            push_with_predecessors(order, before, *n);
+            order.push(*n);
+        }
+    }
+}

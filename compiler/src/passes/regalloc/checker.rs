@@ -1,0 +1,248 @@
+//! A symbolic checker for register allocation, in the manner of regalloc2's: it does not trust
+//! the allocator's reasoning, only its result.
+//!
+//! The checker runs the allocated function abstractly. Its state says, for every physical
+//! register word and every stack-slot word, which *values* it may hold — a value being "word
+//! `w` of virtual register `v`" (spill temporaries count as the register they stand for).
+//! At block entries the states of the predecessors are intersected (a value survives a merge
+//! only if it is there on every path), iterated to a fixed point. Then every read of `v` must
+//! find `v` in the register the allocation gave `v`:
+//!
+//! * a definition of `v` puts `v` (only) into its register and removes older copies of `v`
+//!   everywhere, stack slots included;
+//! * `COPY d <- s` gives `d`'s register whatever `s`'s register holds, plus `d`;
+//! * `STL [R1+o], v` gives the slot what `v`'s register holds; `LDL t, [R1+o]` gives `t`'s
+//!   register what the slot holds — and nothing more, so a reload from the wrong slot is caught
+//!   at the next read of `t`.
+
+use super::Allocation;
+use crate::mir::cfg::Cfg;
+use crate::mir::{Function, Inst, MemTerm, OpKind, PReg, Reg, RegClass, VReg};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// A place that holds a 32-bit word: a register word or a stack-slot word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Place {
+    Reg(RegClass, u8),
+    Slot(u32),
+}
+
+type Value = (VReg, u8);
+type State = FxHashMap<Place, FxHashSet<Value>>;
+
+fn meet(a: &State, b: &State) -> State {
+    let mut out = State::default();
+    for (k, va) in a {
+        if let Some(vb) = b.get(k) {
+            let both: FxHashSet<Value> = va.intersection(vb).copied().collect();
+            if !both.is_empty() {
+                out.insert(*k, both);
+            }
+        }
+    }
+    out
+}
+
+struct Checker<'a> {
+    alloc: &'a Allocation,
+}
+
+impl Checker<'_> {
+    fn orig(&self, v: VReg) -> VReg {
+        self.alloc.alias.get(&v).copied().unwrap_or(v)
+    }
+
+    /// The places of the words `first..first+count` of `r`.
+    fn places(&self, r: Reg) -> Vec<(Place, Option<Value>)> {
+        match r {
+            Reg::Virt { vreg, first, count } => {
+                let Some(base) = self.alloc.assignment[vreg.0 as usize] else {
+                    return Vec::new();
+                };
+                (first..first + count)
+                    .map(|w| {
+                        (
+                            Place::Reg(base.class, base.num + w),
+                            Some((self.orig(vreg), w)),
+                        )
+                    })
+                    .collect()
+            }
+            Reg::Phys { reg, count } if !reg.is_zero() => (0..count)
+                .map(|w| (Place::Reg(reg.class, reg.num + w), None))
+                .collect(),
+            Reg::Phys { .. } => Vec::new(),
+        }
+    }
+
+    /// The stack slot an `STL`/`LDL` operand names (`[R1+off]`).
+    fn slot(inst: &Inst) -> Option<u32> {
+        inst.ops.iter().find_map(|o| match &o.kind {
+            OpKind::Mem { terms, .. } => match terms.as_slice() {
+                [
+                    MemTerm::Reg(
+                        Reg::Phys {
+                            reg:
+                                PReg {
+                                    class: RegClass::Gpr,
+                                    num: 1,
+                                },
+                            ..
+                        },
+                        None,
+                    ),
+                    MemTerm::Imm(off),
+                ] => Some(*off as u32 / 4),
+                [
+                    MemTerm::Reg(
+                        Reg::Phys {
+                            reg:
+                                PReg {
+                                    class: RegClass::Gpr,
+                                    num: 1,
+                                },
+                            ..
+                        },
+                        None,
+                    ),
+                ] => Some(0),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    fn kill_value(state: &mut State, v: Value) {
+        for set in state.values_mut() {
+            set.remove(&v);
+        }
+    }
+
+    /// Checks that every register `inst` reads holds the value it names.
+    fn check_reads(&self, state: &State, inst: &Inst) -> Result<(), String> {
+        for u in inst.uses() {
+            for (place, value) in self.places(u) {
+                let Some(value) = value else { continue };
+                if !state.get(&place).is_some_and(|s| s.contains(&value)) {
+                    let mut held: Vec<String> = state
+                        .get(&place)
+                        .map(|s| s.iter().map(|(v, w)| format!("{v}.w{w}")).collect())
+                        .unwrap_or_default();
+                    held.sort();
+                    return Err(format!(
+                        "`{inst}` reads {}.w{} from {place:?}, which holds [{}]",
+                        value.0,
+                        value.1,
+                        held.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the effect of `inst` to `state`.
+    fn apply(&self, state: &mut State, inst: &Inst) {
+        match inst.mnemonic {
+            "COPY" => {
+                let (d, s) = (inst.defs().next().expect("COPY defines"), inst.uses()[0]);
+                let (dp, sp) = (self.places(d), self.places(s));
+                let held: Vec<FxHashSet<Value>> = (0..dp.len())
+                    .map(|w| {
+                        sp.get(w)
+                            .and_then(|(p, _)| state.get(p))
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                for (_, v) in &dp {
+                    if let Some(v) = v {
+                        Self::kill_value(state, *v);
+                    }
+                }
+                for ((place, v), mut set) in dp.into_iter().zip(held) {
+                    set.extend(v);
+                    state.insert(place, set);
+                }
+            }
+            "STL" => {
+                let Some(s) = inst.uses().into_iter().find(|r| r.vreg().is_some()) else {
+                    return;
+                };
+                let Some(slot) = Self::slot(inst) else { return };
+                for (w, (place, _)) in self.places(s).into_iter().enumerate() {
+                    let held = state.get(&place).cloned().unwrap_or_default();
+                    state.insert(Place::Slot(slot + w as u32), held);
+                }
+            }
+            "LDL" if Self::slot(inst).is_some() => {
+                let d = inst.defs().next().expect("LDL defines");
+                let slot = Self::slot(inst).expect("checked");
+                for (w, (place, _)) in self.places(d).into_iter().enumerate() {
+                    let held = state
+                        .get(&Place::Slot(slot + w as u32))
+                        .cloned()
+                        .unwrap_or_default();
+                    state.insert(place, held);
+                }
+            }
+            _ => {
+                for d in inst.defs() {
+                    for (place, v) in self.places(d) {
+                        if let Some(v) = v {
+                            Self::kill_value(state, v);
+                        }
+                        state.insert(place, v.into_iter().collect());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Checks `alloc` for `f` (the function with its spill code, before rewriting).
+pub fn check(f: &Function, alloc: &Allocation) -> Result<(), String> {
+    let c = Checker { alloc };
+    let cfg = Cfg::new(f);
+    let nb = f.blocks.len();
+    let mut entry: Vec<Option<State>> = vec![None; nb];
+    entry[0] = Some(State::default());
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed {
+        changed = false;
+        rounds += 1;
+        if rounds > 4 * nb + 10 {
+            return Err("the checker's dataflow does not settle".into());
+        }
+        for &b in &cfg.rpo {
+            let Some(mut state) = entry[b.0 as usize].clone() else {
+                continue;
+            };
+            for inst in &f.block(b).insts {
+                // Reads are checked in the final pass; here only effects propagate.
+                c.apply(&mut state, inst);
+            }
+            for &s in cfg.succs(b) {
+                let si = s.0 as usize;
+                let new = match &entry[si] {
+                    None => state.clone(),
+                    Some(old) => meet(old, &state),
+                };
+                if entry[si].as_ref() != Some(&new) {
+                    entry[si] = Some(new);
+                    changed = true;
+                }
+            }
+        }
+    }
+    for &b in &cfg.rpo {
+        let mut state = entry[b.0 as usize].clone().unwrap_or_default();
+        for inst in &f.block(b).insts {
+            c.check_reads(&state, inst)
+                .map_err(|e| format!("{b}: {e}"))?;
+            c.apply(&mut state, inst);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,636 @@
+//! `regalloc`: linear-scan register allocation (Poletto and Sarkar) with spilling to local
+//! memory, after `out-of-ssa`.
+//!
+//! 1. **Intervals.** Instructions are numbered in layout order (reads at `2k`, writes at
+//!    `2k+1`). A virtual register's interval is the smallest range covering every point where
+//!    it is live (from the liveness dataflow), its definitions and its uses: one range, no
+//!    holes, so intervals overlap whenever the values might be live together.
+//! 2. **Scan.** Per register file, intervals in order of start; an interval takes the lowest
+//!    free register (an aligned pair or quad for multi-word values), preferring the register of
+//!    a value it is copied from or to, so the copy disappears. `R1` is never given out: it is
+//!    the stack pointer.
+//! 3. **Spill.** When no register is free, the interval among the active ones (and the new
+//!    one) that ends last goes to a stack slot: each definition is followed by an `STL` to the
+//!    slot and each use preceded by an `LDL` into a fresh short-lived register; then the scan
+//!    runs again. The frame grows by the slot; `R1` is lowered by the frame size in the
+//!    prologue.
+//! 4. **Rewrite.** Virtual registers become physical ones; `COPY`s become `MOV`s (or vanish
+//!    when source and destination coincide); `UNDEF`s vanish.
+//!
+//! [`checker`] verifies every allocation symbolically (in tests and debug builds), in the
+//! manner of regalloc2's checker.
+
+pub mod checker;
+
+use super::Pass;
+use crate::mir::cfg::Cfg;
+use crate::mir::liveness::Liveness;
+use crate::mir::{
+    BlockId, Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass, VReg,
+};
+use rustc_hash::FxHashMap;
+
+pub struct RegAlloc;
+
+impl Pass for RegAlloc {
+    fn name(&self) -> &'static str {
+        "regalloc"
+    }
+
+    fn run(&self, f: &mut Function) -> Result<(), String> {
+        let result = allocate(f)?;
+        if cfg!(debug_assertions) || std::env::var_os("PTXC_CHECK_REGALLOC").is_some() {
+            checker::check(f, &result).map_err(|e| format!("the allocation is wrong: {e}"))?;
+        }
+        rewrite(f, &result);
+        Ok(())
+    }
+}
+
+/// The outcome of allocation on a function whose spill code has been inserted.
+#[derive(Clone, Debug, Default)]
+pub struct Allocation {
+    /// The first physical register of every vreg (`None`: the vreg never appears).
+    pub assignment: Vec<Option<PReg>>,
+    /// Spill temporaries → the vreg whose value they carry (for the checker).
+    pub alias: FxHashMap<VReg, VReg>,
+    /// Bytes of spill slots added to the frame.
+    pub spill_bytes: u32,
+    /// Slot offset (from R1) of every spilled vreg.
+    pub slots: FxHashMap<VReg, u32>,
+}
+
+/// The highest general register index a function may use under its budget: ptxas reports
+/// "highest R used + 3" registers (`ptxas -v` on the probes), so `.maxnreg 32` leaves R0–R29.
+fn gpr_limit(f: &Function) -> u32 {
+    f.max_regs.clamp(4, 255).saturating_sub(2).min(255)
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    vreg: VReg,
+    start: u32,
+    end: u32,
+}
+
+/// Allocates registers, inserting spill code into `f` as needed.
+pub fn allocate(f: &mut Function) -> Result<Allocation, String> {
+    let mut alloc = Allocation::default();
+    for _round in 0..64 {
+        match scan(f)? {
+            Ok(assignment) => {
+                alloc.assignment = assignment;
+                return Ok(alloc);
+            }
+            Err(victims) => {
+                for v in victims {
+                    spill(f, v, &mut alloc);
+                }
+            }
+        }
+    }
+    Err(format!("`{}`: spilling did not converge", f.name))
+}
+
+fn intervals(f: &Function) -> Vec<Option<Interval>> {
+    let cfg = Cfg::new(f);
+    let live = Liveness::compute(f, &cfg);
+    let mut iv: Vec<Option<Interval>> = vec![None; f.vregs.len()];
+    let touch = |v: VReg, at: u32, iv: &mut Vec<Option<Interval>>| {
+        let slot = &mut iv[v.0 as usize];
+        match slot {
+            Some(i) => {
+                i.start = i.start.min(at);
+                i.end = i.end.max(at);
+            }
+            None => {
+                *slot = Some(Interval {
+                    vreg: v,
+                    start: at,
+                    end: at,
+                })
+            }
+        }
+    };
+    let mut pos = 0u32;
+    for b in f.block_ids() {
+        let start = pos;
+        let n = f.block(b).insts.len() as u32;
+        let end = start + 2 * n + 1;
+        for v in live.live_in[b.0 as usize].ones() {
+            touch(VReg(v as u32), start, &mut iv);
+        }
+        for v in live.live_out[b.0 as usize].ones() {
+            touch(VReg(v as u32), end, &mut iv);
+        }
+        for (k, inst) in f.block(b).insts.iter().enumerate() {
+            let at = start + 2 * k as u32;
+            for r in inst.uses() {
+                if let Some(v) = r.vreg() {
+                    touch(v, at, &mut iv);
+                }
+            }
+            for r in inst.defs() {
+                if let Some(v) = r.vreg() {
+                    touch(v, at + 1, &mut iv);
+                }
+            }
+        }
+        pos = end + 1;
+    }
+    iv
+}
+
+/// Copy hints: the vregs a COPY connects, both ways.
+fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
+    let mut h: FxHashMap<VReg, Vec<VReg>> = FxHashMap::default();
+    for b in &f.blocks {
+        for i in &b.insts {
+            if i.mnemonic != "COPY" {
+                continue;
+            }
+            let d = i.defs().next().and_then(Reg::vreg);
+            let s = i.uses().first().and_then(|r| r.vreg());
+            if let (Some(d), Some(s)) = (d, s) {
+                h.entry(d).or_default().push(s);
+                h.entry(s).or_default().push(d);
+            }
+        }
+    }
+    h
+}
+
+/// One pass of the scan; `Ok(Err(..))` names the vregs to spill; `Err` is a limit ptxc has.
+#[allow(clippy::type_complexity)]
+fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
+    let iv = intervals(f);
+    let hints = hints(f);
+    let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
+    let mut victims = Vec::new();
+    for class in [
+        RegClass::Gpr,
+        RegClass::Ugpr,
+        RegClass::Pred,
+        RegClass::UPred,
+    ] {
+        let limit = match class {
+            RegClass::Gpr => gpr_limit(f),
+            other => other.allocatable(),
+        } as usize;
+        let mut list: Vec<Interval> = iv
+            .iter()
+            .flatten()
+            .filter(|i| f.vreg(i.vreg).class == class)
+            .copied()
+            .collect();
+        list.sort_by_key(|i| (i.start, i.vreg.0));
+        // owner[r]: the interval end and vreg holding register r.
+        let mut owner: Vec<Option<(u32, VReg)>> = vec![None; limit];
+        for cur in list {
+            for slot in owner.iter_mut() {
+                if slot.is_some_and(|(end, _)| end < cur.start) {
+                    *slot = None;
+                }
+            }
+            let words = usize::from(f.vreg(cur.vreg).words);
+            let align = if words >= 3 { 4 } else { words };
+            let free_at = |base: usize, owner: &[Option<(u32, VReg)>]| {
+                base.is_multiple_of(align)
+                    && base + words <= limit
+                    && (base..base + words)
+                        .all(|r| owner[r].is_none() && !(class == RegClass::Gpr && r == 1))
+            };
+            let preferred = hints.get(&cur.vreg).into_iter().flatten().find_map(|h| {
+                assignment[h.0 as usize]
+                    .map(|p| usize::from(p.num))
+                    .filter(|&b| free_at(b, &owner))
+            });
+            let mut chosen = preferred.or_else(|| (0..limit).find(|&b| free_at(b, &owner)));
+            if chosen.is_none() && class != RegClass::Gpr {
+                return Err(format!(
+                    "ptxc cannot spill {} registers yet (`{}` needs more than {limit} live at once)",
+                    class.prefix(),
+                    f.name
+                ));
+            }
+            // No register: spill the current value, unless it is itself a spill temporary
+            // (those live for one instruction); then evict the active values that end last
+            // until its registers are free.
+            if chosen.is_none() && !is_spill_temp(f, cur.vreg) {
+                victims.push(cur.vreg);
+                continue;
+            }
+            while chosen.is_none() {
+                let victim = owner
+                    .iter()
+                    .flatten()
+                    .filter(|(_, v)| !is_spill_temp(f, *v))
+                    .max_by_key(|(end, v)| (*end, v.0))
+                    .copied();
+                let Some((_, v)) = victim else {
+                    return Err(format!(
+                        "`{}`: more spill temporaries live at once than registers",
+                        f.name
+                    ));
+                };
+                for slot in owner.iter_mut() {
+                    if slot.is_some_and(|(_, o)| o == v) {
+                        *slot = None;
+                    }
+                }
+                assignment[v.0 as usize] = None;
+                victims.push(v);
+                chosen = (0..limit).find(|&b| free_at(b, &owner));
+            }
+            let base = chosen.expect("a register was freed");
+            for slot in &mut owner[base..base + words] {
+                *slot = Some((cur.end, cur.vreg));
+            }
+            assignment[cur.vreg.0 as usize] = Some(PReg {
+                class,
+                num: base as u8,
+            });
+        }
+    }
+    if !victims.is_empty() {
+        return Ok(Err(dedup(victims)));
+    }
+    Ok(Ok(assignment))
+}
+
+fn dedup(mut v: Vec<VReg>) -> Vec<VReg> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Spill temporaries have the hint `spill` and must not be spilled again.
+fn is_spill_temp(f: &Function, v: VReg) -> bool {
+    f.vreg(v).hint.as_deref() == Some("spill")
+}
+
+/// Moves `v` to a stack slot: every definition stores, every use reloads.
+fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
+    let words = f.vreg(v).words;
+    let bytes = 4 * u32::from(words);
+    let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(bytes.min(16));
+    alloc.spill_bytes = offset + bytes - f.frame_bytes;
+    alloc.slots.insert(v, offset);
+    let width: &[&'static str] = match words {
+        1 => &[],
+        2 => &["64"],
+        _ => &["128"],
+    };
+    let slot = |off: u32| {
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![
+                MemTerm::Reg(
+                    Reg::phys(PReg {
+                        class: RegClass::Gpr,
+                        num: 1,
+                    }),
+                    None,
+                ),
+                MemTerm::Imm(i64::from(off)),
+            ],
+        })
+    };
+    let original = alloc.alias.get(&v).copied().unwrap_or(v);
+    for bi in 0..f.blocks.len() {
+        let insts = std::mem::take(&mut f.blocks[bi].insts);
+        let mut out = Vec::with_capacity(insts.len() + 4);
+        for mut inst in insts {
+            let reads = inst.uses().iter().any(|r| r.vreg() == Some(v));
+            let writes = inst.defs().any(|r| r.vreg() == Some(v));
+            if !reads && !writes {
+                out.push(inst);
+                continue;
+            }
+            if inst.mnemonic == "UNDEF" {
+                continue;
+            }
+            let temp = f.new_vreg(RegClass::Gpr, words, Some("spill".into()));
+            alloc.alias.insert(temp, original);
+            rename(&mut inst, v, temp);
+            if reads {
+                out.push(Inst::new(
+                    "LDL",
+                    width,
+                    vec![Operand::def(Reg::whole(temp, words)), slot(offset)],
+                ));
+            }
+            out.push(inst);
+            if writes {
+                out.push(Inst::new(
+                    "STL",
+                    width,
+                    vec![slot(offset), Operand::use_(Reg::whole(temp, words))],
+                ));
+            }
+        }
+        f.blocks[bi].insts = out;
+    }
+}
+
+fn rename(inst: &mut Inst, from: VReg, to: VReg) {
+    for o in &mut inst.ops {
+        for r in o.regs_mut() {
+            if let Reg::Virt { vreg, .. } = r
+                && *vreg == from
+            {
+                *vreg = to;
+            }
+        }
+    }
+    if let Some(g) = &mut inst.guard
+        && let Reg::Virt { vreg, .. } = &mut g.pred
+        && *vreg == from
+    {
+        *vreg = to;
+    }
+}
+
+/// The physical register for a register operand under `a`.
+pub fn physical(a: &[Option<PReg>], r: Reg) -> Reg {
+    match r {
+        Reg::Virt { vreg, first, count } => {
+            let base = a[vreg.0 as usize].unwrap_or_else(|| panic!("{vreg} has no register"));
+            Reg::Phys {
+                reg: PReg {
+                    class: base.class,
+                    num: base.num + first,
+                },
+                count,
+            }
+        }
+        phys => phys,
+    }
+}
+
+/// Replaces virtual registers by physical ones, turns COPYs into moves and drops UNDEFs; grows
+/// the frame by the spill slots and opens it in the prologue.
+fn rewrite(f: &mut Function, alloc: &Allocation) {
+    let a = &alloc.assignment;
+    for block in &mut f.blocks {
+        let insts = std::mem::take(&mut block.insts);
+        for mut inst in insts {
+            if inst.mnemonic == "UNDEF" {
+                continue;
+            }
+            for o in &mut inst.ops {
+                for r in o.regs_mut() {
+                    *r = physical(a, *r);
+                }
+            }
+            if let Some(g) = &mut inst.guard {
+                g.pred = physical(a, g.pred);
+            }
+            if inst.mnemonic == "COPY" {
+                block.insts.extend(lower_copy(&inst));
+                continue;
+            }
+            block.insts.push(inst);
+        }
+    }
+    f.frame_bytes += alloc.spill_bytes;
+    f.vregs.clear();
+}
+
+/// A physical register-to-register copy as SASS moves (none when source and destination are
+/// the same registers).
+fn lower_copy(copy: &Inst) -> Vec<Inst> {
+    let d = copy.defs().next().expect("COPY defines");
+    let s = copy.uses()[0];
+    let (Reg::Phys { reg: dr, count }, Reg::Phys { reg: sr, .. }) = (d, s) else {
+        unreachable!("copies are physical after rewriting")
+    };
+    if dr == sr {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for w in 0..count {
+        let dw = Reg::phys(PReg {
+            num: dr.num + w,
+            ..dr
+        });
+        let sw = if sr.is_zero() {
+            Reg::phys(sr)
+        } else {
+            Reg::phys(PReg {
+                num: sr.num + w,
+                ..sr
+            })
+        };
+        let mv = match dr.class {
+            RegClass::Gpr => Inst::new("MOV", &[], vec![Operand::def(dw), Operand::use_(sw)]),
+            RegClass::Ugpr => Inst::new("UMOV", &[], vec![Operand::def(dw), Operand::use_(sw)]),
+            RegClass::Pred => Inst::new(
+                "PLOP3",
+                &["LUT"],
+                vec![
+                    Operand::def(dw),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::use_(sw),
+                    Operand::use_(Reg::phys(PReg::PT)),
+                    Operand::use_(Reg::phys(PReg::PT)),
+                    Operand::imm(0x80),
+                    Operand::imm(0),
+                ],
+            ),
+            RegClass::UPred => Inst::new(
+                "UPLOP3",
+                &["LUT"],
+                vec![
+                    Operand::def(dw),
+                    Operand::def(Reg::phys(PReg::UPT)),
+                    Operand::use_(sw),
+                    Operand::use_(Reg::phys(PReg::UPT)),
+                    Operand::use_(Reg::phys(PReg::UPT)),
+                    Operand::imm(0x80),
+                    Operand::imm(0),
+                ],
+            ),
+        };
+        let mut mv = mv;
+        mv.guard = copy.guard;
+        out.push(mv);
+    }
+    out
+}
+
+/// The highest general register a function uses after allocation (for REGCOUNT).
+pub fn max_gpr(f: &Function) -> Option<u8> {
+    f.blocks
+        .iter()
+        .flat_map(|b| b.insts.iter())
+        .flat_map(|i| i.regs())
+        .filter_map(|r| match r.reg {
+            Reg::Phys { reg, count } if reg.class == RegClass::Gpr && !reg.is_zero() => {
+                Some(reg.num + count - 1)
+            }
+            _ => None,
+        })
+        .max()
+}
+
+/// The entry block of a function (for prologue insertion by later stages).
+pub const ENTRY: BlockId = BlockId(0);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{MemPrefix, MemTerm};
+
+    /// `n` values loaded, then all summed in reverse order: `n` live at once.
+    fn pressure(n: usize, max_regs: u32) -> Function {
+        let mut f = Function::new("p", true);
+        f.max_regs = max_regs;
+        f.ssa = false;
+        let addr = f.new_vreg(RegClass::Gpr, 2, None);
+        let desc = f.new_vreg(RegClass::Ugpr, 2, None);
+        let mut insts = vec![
+            Inst::new(
+                "LDC",
+                &["64"],
+                vec![
+                    Operand::def(Reg::whole(addr, 2)),
+                    Operand::new(OpKind::CBank {
+                        bank: 0,
+                        base: None,
+                        offset: 0x210,
+                    }),
+                ],
+            ),
+            Inst::new(
+                "ULDC",
+                &["64"],
+                vec![
+                    Operand::def(Reg::whole(desc, 2)),
+                    Operand::new(OpKind::CBank {
+                        bank: 0,
+                        base: None,
+                        offset: 0x208,
+                    }),
+                ],
+            ),
+        ];
+        let mem = |off: i64| {
+            Operand::new(OpKind::Mem {
+                prefix: MemPrefix::Desc(Reg::whole(desc, 2)),
+                terms: vec![
+                    MemTerm::Reg(Reg::whole(addr, 2), Some("64")),
+                    MemTerm::Imm(off),
+                ],
+            })
+        };
+        let vals: Vec<VReg> = (0..n).map(|_| f.new_vreg(RegClass::Gpr, 1, None)).collect();
+        for (i, v) in vals.iter().enumerate() {
+            insts.push(Inst::new(
+                "LDG",
+                &["E"],
+                vec![Operand::def(Reg::whole(*v, 1)), mem(4 * i as i64)],
+            ));
+        }
+        let mut acc = vals[n - 1];
+        for v in vals.iter().rev().skip(1) {
+            let s = f.new_vreg(RegClass::Gpr, 1, None);
+            insts.push(Inst::new(
+                "IADD3",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(s, 1)),
+                    Operand::use_(Reg::whole(acc, 1)),
+                    Operand::use_(Reg::whole(*v, 1)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                ],
+            ));
+            acc = s;
+        }
+        insts.push(Inst::new(
+            "STG",
+            &["E"],
+            vec![mem(0), Operand::use_(Reg::whole(acc, 1))],
+        ));
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        f
+    }
+
+    #[test]
+    fn fits_without_spilling() {
+        let mut f = pressure(40, 255);
+        let a = allocate(&mut f).unwrap();
+        assert_eq!(a.spill_bytes, 0);
+        checker::check(&f, &a).unwrap();
+        // R1 (the stack pointer) is never handed out.
+        assert!(
+            a.assignment
+                .iter()
+                .flatten()
+                .all(|p| !(p.class == RegClass::Gpr && p.num == 1))
+        );
+    }
+
+    #[test]
+    fn spills_under_maxnreg_and_the_checker_agrees() {
+        let mut f = pressure(60, 32);
+        let a = allocate(&mut f).unwrap();
+        assert!(
+            a.spill_bytes > 0,
+            "60 live values in 30 registers must spill"
+        );
+        checker::check(&f, &a).unwrap();
+        let highest = a
+            .assignment
+            .iter()
+            .flatten()
+            .filter(|p| p.class == RegClass::Gpr)
+            .map(|p| p.num)
+            .max()
+            .unwrap();
+        assert!(
+            u32::from(highest) + 3 <= 32,
+            "R{highest} breaks .maxnreg 32"
+        );
+        let stl = f.blocks[0]
+            .insts
+            .iter()
+            .filter(|i| i.mnemonic == "STL")
+            .count();
+        assert!(stl > 0);
+    }
+
+    #[test]
+    fn the_checker_catches_a_clobbered_value() {
+        let mut f = pressure(8, 255);
+        let mut a = allocate(&mut f).unwrap();
+        // Give two of the loaded values (live at the same time) the same register.
+        let (x, y) = (VReg(2), VReg(3));
+        a.assignment[y.0 as usize] = a.assignment[x.0 as usize];
+        let err = checker::check(&f, &a).unwrap_err();
+        assert!(err.contains("reads"), "{err}");
+    }
+
+    #[test]
+    fn the_checker_catches_a_reload_from_the_wrong_slot() {
+        let mut f = pressure(60, 32);
+        let a = allocate(&mut f).unwrap();
+        // Point the first reload at another slot.
+        let ldl = f.blocks[0]
+            .insts
+            .iter_mut()
+            .find(|i| i.mnemonic == "LDL")
+            .unwrap();
+        for o in &mut ldl.ops {
+            if let OpKind::Mem { terms, .. } = &mut o.kind {
+                if let Some(MemTerm::Imm(off)) = terms.last_mut() {
+                    *off += 4;
+                } else {
+                    terms.push(MemTerm::Imm(4));
+                }
+            }
+        }
+        assert!(checker::check(&f, &a).is_err());
+    }
+}

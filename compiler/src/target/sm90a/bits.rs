@@ -1,0 +1,174 @@
+//! Bit fields of a 128-bit instruction.
+//!
+//! An instruction is stored as two little-endian 64-bit words; *instruction bit i* is bit `i` of
+//! the low word for `i < 64` and bit `i - 64` of the high word otherwise (the numbering of
+//! `shared/notes/ptxas-facts.md` §0).
+
+/// A field of up to two bit ranges. The value is `bits(lo) | bits(hi) << lo.width`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// (first bit, width) of the low part.
+    pub lo: (u8, u8),
+    /// (first bit, width) of the high part; width 0 when the field is one range.
+    pub hi: (u8, u8),
+}
+
+impl Field {
+    /// The bits `pos .. pos + width`.
+    pub const fn new(pos: u8, width: u8) -> Field {
+        Field {
+            lo: (pos, width),
+            hi: (0, 0),
+        }
+    }
+
+    /// A field split in two ranges: `lo` holds the low bits of the value.
+    pub const fn split(lo: (u8, u8), hi: (u8, u8)) -> Field {
+        Field { lo, hi }
+    }
+
+    /// Total width in bits.
+    pub const fn width(&self) -> u32 {
+        self.lo.1 as u32 + self.hi.1 as u32
+    }
+
+    /// The largest value the field holds.
+    pub const fn max(&self) -> u64 {
+        if self.width() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width()) - 1
+        }
+    }
+
+    /// The field's bits as a mask over the two words.
+    pub fn mask(&self) -> [u64; 2] {
+        let mut m = [0u64; 2];
+        for (pos, w) in [self.lo, self.hi] {
+            for b in pos..pos + w {
+                m[(b / 64) as usize] |= 1u64 << (b % 64);
+            }
+        }
+        m
+    }
+
+    /// Reads the field.
+    pub fn get(&self, w: &[u64; 2]) -> u64 {
+        let lo = get_bits(w, self.lo.0, self.lo.1);
+        if self.hi.1 == 0 {
+            lo
+        } else {
+            lo | get_bits(w, self.hi.0, self.hi.1) << self.lo.1
+        }
+    }
+
+    /// Writes the field (the value is truncated to the field's width).
+    pub fn set(&self, w: &mut [u64; 2], v: u64) {
+        set_bits(w, self.lo.0, self.lo.1, v);
+        if self.hi.1 != 0 {
+            set_bits(w, self.hi.0, self.hi.1, v >> self.lo.1);
+        }
+    }
+
+    /// Reads the field and sign-extends it.
+    pub fn get_signed(&self, w: &[u64; 2]) -> i64 {
+        sign_extend(self.get(w), self.width())
+    }
+}
+
+/// Sign-extends the low `width` bits of `v`.
+pub fn sign_extend(v: u64, width: u32) -> i64 {
+    if width == 0 || width >= 64 {
+        return v as i64;
+    }
+    let shift = 64 - width;
+    ((v << shift) as i64) >> shift
+}
+
+/// Reads `width` bits starting at instruction bit `pos`.
+pub fn get_bits(w: &[u64; 2], pos: u8, width: u8) -> u64 {
+    let mut v = 0u64;
+    for i in 0..width {
+        let b = pos as u32 + i as u32;
+        if b >= 128 {
+            break;
+        }
+        let bit = (w[(b / 64) as usize] >> (b % 64)) & 1;
+        v |= bit << i;
+    }
+    v
+}
+
+/// Writes `width` bits starting at instruction bit `pos`.
+pub fn set_bits(w: &mut [u64; 2], pos: u8, width: u8, v: u64) {
+    for i in 0..width {
+        let b = pos as u32 + i as u32;
+        if b >= 128 {
+            break;
+        }
+        let word = (b / 64) as usize;
+        let m = 1u64 << (b % 64);
+        if i < 64 && (v >> i) & 1 == 1 {
+            w[word] |= m;
+        } else {
+            w[word] &= !m;
+        }
+    }
+}
+
+/// The instruction bits that differ between `a` and `b`, as inclusive ranges `[hi:lo]`.
+pub fn diff_ranges(a: &[u64; 2], b: &[u64; 2]) -> Vec<(u8, u8)> {
+    let mut out: Vec<(u8, u8)> = Vec::new();
+    for bit in 0..128u8 {
+        let x = (a[(bit / 64) as usize] ^ b[(bit / 64) as usize]) >> (bit % 64) & 1;
+        if x == 1 {
+            match out.last_mut() {
+                Some((_, hi)) if *hi + 1 == bit => *hi = bit,
+                _ => out.push((bit, bit)),
+            }
+        }
+    }
+    out
+}
+
+/// Formats bit ranges as `[23:16], [75]`.
+pub fn fmt_ranges(r: &[(u8, u8)]) -> String {
+    r.iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                format!("[{lo}]")
+            } else {
+                format!("[{hi}:{lo}]")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip() {
+        let f = Field::split((16, 8), (34, 48));
+        let mut w = [0u64; 2];
+        f.set(&mut w, 0x0123_4567_89ab_cdef & f.max());
+        assert_eq!(f.get(&w), 0x0123_4567_89ab_cdef & f.max());
+        assert_eq!(w[0] & 0xffff, 0);
+        let g = Field::new(60, 8);
+        let mut w = [0u64; 2];
+        g.set(&mut w, 0xa5);
+        assert_eq!(w, [0x5 << 60, 0xa]);
+        assert_eq!(g.get(&w), 0xa5);
+        assert_eq!(g.get_signed(&w), -0x5b);
+    }
+
+    #[test]
+    fn diff() {
+        let a = [0u64, 0];
+        let b = [0xff0000, 1 << 11];
+        assert_eq!(diff_ranges(&a, &b), vec![(16, 23), (75, 75)]);
+        assert_eq!(fmt_ranges(&diff_ranges(&a, &b)), "[23:16], [75]");
+    }
+}

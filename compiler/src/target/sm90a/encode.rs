@@ -1,0 +1,719 @@
+//! Encoding: bind an [`Instr`] to a form of its mnemonic and set the fields.
+
+use super::bits::Field;
+use super::float::{f64_to_f16_exact, f64_to_f32_exact, f64hi_exact};
+use super::form::*;
+use super::forms::tables;
+use super::model::*;
+use std::fmt;
+
+/// Why an instruction could not be encoded. The message names the opcode, modifier or operand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// No form has this mnemonic.
+    UnknownOpcode(String),
+    /// The modifiers fit no form of the mnemonic; `modifier` is the first one that could not
+    /// be placed (empty when one is missing).
+    UnknownModifier { opcode: String, modifier: String },
+    /// An operand fits no form with these modifiers.
+    BadOperand {
+        opcode: String,
+        index: usize,
+        operand: String,
+        reason: String,
+    },
+    /// The number of operands fits no form.
+    OperandCount { opcode: String, got: usize },
+    /// Something else about the instruction (guard file, control bits, an alias that does not
+    /// apply).
+    Other { opcode: String, reason: String },
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EncodeError::UnknownOpcode(o) => write!(f, "unknown opcode `{o}`"),
+            EncodeError::UnknownModifier { opcode, modifier } if modifier.is_empty() => {
+                write!(f, "`{opcode}`: the modifiers fit no form of this opcode")
+            }
+            EncodeError::UnknownModifier { opcode, modifier } => {
+                write!(f, "`{opcode}`: unknown modifier `.{modifier}`")
+            }
+            EncodeError::BadOperand {
+                opcode,
+                index,
+                operand,
+                reason,
+            } => write!(f, "`{opcode}`: operand {} `{operand}`: {reason}", index + 1),
+            EncodeError::OperandCount { opcode, got } => {
+                write!(f, "`{opcode}`: no form takes {got} operands")
+            }
+            EncodeError::Other { opcode, reason } => write!(f, "`{opcode}`: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// Encodes an instruction. Branch targets are encoded relative to `instr.addr`.
+pub fn encode(instr: &Instr) -> Result<[u64; 2], EncodeError> {
+    encode_with_form(instr).map(|(_, w)| w)
+}
+
+/// Encodes an instruction and says which form it used.
+pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), EncodeError> {
+    let t = tables();
+    let ids = t.by_name(instr.mnemonic);
+    let opcode = instr.opcode_text();
+    if ids.is_empty() {
+        return Err(EncodeError::UnknownOpcode(instr.mnemonic.to_string()));
+    }
+    // The best failure: deepest progress wins.
+    let mut best: Option<(usize, EncodeError)> = None;
+    for &id in ids {
+        let f = &t.forms[id];
+        match bind(f, instr, &opcode) {
+            Ok(w) => return Ok((f, w)),
+            Err((depth, e)) => {
+                if best.as_ref().is_none_or(|(d, _)| depth > *d) {
+                    best = Some((depth, e));
+                }
+            }
+        }
+    }
+    Err(best
+        .map(|b| b.1)
+        .unwrap_or(EncodeError::UnknownOpcode(opcode)))
+}
+
+/// Progress measure for error selection: modifiers matched count 1000, each operand 1.
+type Fail = (usize, EncodeError);
+
+fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
+    let mut w = f.base;
+    // Guard.
+    let gfile = if f.uguard {
+        RegFile::UPred
+    } else {
+        RegFile::Pred
+    };
+    if instr.guard.pred.file != gfile && !instr.guard.is_always() {
+        return Err((
+            2000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!(
+                    "the guard must be a {} predicate, not `{}`",
+                    if f.uguard { "uniform" } else { "non-uniform" },
+                    instr.guard.pred
+                ),
+            },
+        ));
+    }
+    if instr.guard.pred.num > 7 {
+        return Err((
+            2000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!("bad guard predicate {}", instr.guard.pred),
+            },
+        ));
+    }
+    Field::new(12, 3).set(&mut w, u64::from(instr.guard.pred.num));
+    Field::new(15, 1).set(&mut w, u64::from(instr.guard.neg));
+
+    // Modifiers.
+    let mut modvals = vec![0u64; f.mods.len()];
+    let mut alias_given = vec![false; f.mods.len()];
+    let mut maxpos = 0usize;
+    if !match_mods(
+        &f.mods,
+        0,
+        &instr.mods,
+        0,
+        &mut modvals,
+        &mut alias_given,
+        &mut maxpos,
+    ) {
+        let modifier = instr.mods.get(maxpos).map(|s| s.to_string());
+        return Err((
+            maxpos,
+            EncodeError::UnknownModifier {
+                opcode: opcode.into(),
+                modifier: modifier.unwrap_or_default(),
+            },
+        ));
+    }
+    for (m, v) in f.mods.iter().zip(&modvals) {
+        if let ModSpec::Field { f: fld, .. } = m {
+            fld.set(&mut w, *v);
+        }
+    }
+
+    // Operands.
+    let mut reuse = 0u8;
+    let mut err: Option<(usize, EncodeError)> = None;
+    let mut wt = w;
+    if !match_ops(f, 0, instr, 0, &mut wt, &mut reuse, &mut err, opcode) {
+        return Err(err.map(|(d, e)| (1000 + d, e)).unwrap_or((
+            1000,
+            EncodeError::OperandCount {
+                opcode: opcode.into(),
+                got: instr.operands.len(),
+            },
+        )));
+    }
+    w = wt;
+
+    // Aliases must hold when written.
+    let vals = vals_of(f, &w, &modvals);
+    for (i, m) in f.mods.iter().enumerate() {
+        if let ModSpec::Alias { name, when } = m
+            && alias_given[i]
+            && !when(&vals)
+        {
+            {
+                return Err((
+                    3000,
+                    EncodeError::Other {
+                        opcode: opcode.into(),
+                        reason: format!("`.{name}` does not apply to these operands"),
+                    },
+                ));
+            }
+        }
+    }
+
+    // Control bits.
+    let mut ctrl = instr.ctrl;
+    ctrl.reuse |= reuse;
+    if ctrl.yield_ && (ctrl.stall == 0 || ctrl.stall >= 12) {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!(
+                    "control bits: bit 109 (yield) needs a stall of 1-11, not {}",
+                    ctrl.stall
+                ),
+            },
+        ));
+    }
+    if f.nowait && ctrl.wait != 0 {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: "control bits: this instruction takes no scoreboard wait mask".into(),
+            },
+        ));
+    }
+    if ctrl.stall > 15 || ctrl.wbar > 7 || ctrl.rbar > 7 || ctrl.wait > 63 || ctrl.reuse > 15 {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: "control field out of range".into(),
+            },
+        ));
+    }
+    w[1] = (w[1] & !CTRL_MASK_HI) | ctrl.to_hi();
+    Ok(w)
+}
+
+/// The raw values alias conditions look at.
+pub(crate) fn vals_of(f: &Form, w: &[u64; 2], modvals: &[u64]) -> Vals {
+    Vals {
+        ops: f
+            .ops
+            .iter()
+            .map(|o| o.main_field().map(|fl| fl.get(w)).unwrap_or(0))
+            .collect(),
+        mods: modvals.to_vec(),
+    }
+}
+
+fn name_toks(n: &str) -> Vec<&str> {
+    if n.is_empty() {
+        Vec::new()
+    } else {
+        n.split('.').collect()
+    }
+}
+
+fn starts_with(toks: &[&'static str], pos: usize, name: &str) -> Option<usize> {
+    let nt = name_toks(name);
+    if pos + nt.len() > toks.len() {
+        return None;
+    }
+    for (i, t) in nt.iter().enumerate() {
+        if toks[pos + i] != *t {
+            return None;
+        }
+    }
+    Some(nt.len())
+}
+
+fn match_mods(
+    specs: &[ModSpec],
+    i: usize,
+    toks: &[&'static str],
+    pos: usize,
+    vals: &mut [u64],
+    alias: &mut [bool],
+    maxpos: &mut usize,
+) -> bool {
+    *maxpos = (*maxpos).max(pos);
+    if i == specs.len() {
+        return pos == toks.len();
+    }
+    match &specs[i] {
+        ModSpec::Fixed(t) => match starts_with(toks, pos, t) {
+            Some(k) => match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos),
+            None => false,
+        },
+        ModSpec::Alias { name, .. } => {
+            if let Some(k) = starts_with(toks, pos, name) {
+                alias[i] = true;
+                if match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos) {
+                    return true;
+                }
+                alias[i] = false;
+            }
+            match_mods(specs, i + 1, toks, pos, vals, alias, maxpos)
+        }
+        ModSpec::Field { names, .. } => {
+            // Longest names first, the empty name last.
+            let mut cands: Vec<&(u32, &str)> = names.iter().collect();
+            cands.sort_by_key(|(_, n)| std::cmp::Reverse(name_toks(n).len()));
+            for (v, n) in cands {
+                if let Some(k) = starts_with(toks, pos, n) {
+                    vals[i] = u64::from(*v);
+                    if match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos) {
+                        return true;
+                    }
+                }
+            }
+            false
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn match_ops(
+    f: &Form,
+    si: usize,
+    instr: &Instr,
+    oi: usize,
+    w: &mut [u64; 2],
+    reuse: &mut u8,
+    err: &mut Option<(usize, EncodeError)>,
+    opcode: &str,
+) -> bool {
+    if si == f.ops.len() {
+        if oi == instr.operands.len() {
+            return true;
+        }
+        let e = EncodeError::OperandCount {
+            opcode: opcode.into(),
+            got: instr.operands.len(),
+        };
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi >= *d) {
+            *err = Some((2 * oi, e));
+        }
+        return false;
+    }
+    let spec = &f.ops[si];
+    if oi < instr.operands.len() {
+        let saved = (*w, *reuse);
+        match bind_op(spec, &instr.operands[oi], instr.addr, w) {
+            Ok(r) => {
+                *reuse |= r;
+                if match_ops(f, si + 1, instr, oi + 1, w, reuse, err, opcode) {
+                    return true;
+                }
+            }
+            Err(reason) => {
+                // A value that has the right kind but not the right range says more than a
+                // kind mismatch (of another form) at the same operand.
+                let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
+                let e = EncodeError::BadOperand {
+                    opcode: opcode.into(),
+                    index: oi,
+                    operand: super::print::operand_text(&instr.operands[oi]),
+                    reason,
+                };
+                if err.as_ref().is_none_or(|(d, _)| prio > *d) {
+                    *err = Some((prio, e));
+                }
+            }
+        }
+        (*w, *reuse) = saved;
+    }
+    if spec.elide.is_some() {
+        let saved = *w;
+        spec.set_default(w);
+        if match_ops(f, si + 1, instr, oi, w, reuse, err, opcode) {
+            return true;
+        }
+        *w = saved;
+    } else if oi >= instr.operands.len() {
+        let e = EncodeError::OperandCount {
+            opcode: opcode.into(),
+            got: instr.operands.len(),
+        };
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
+            *err = Some((2 * oi, e));
+        }
+    }
+    false
+}
+
+fn fits_signed(v: i64, width: u32) -> bool {
+    if width >= 64 {
+        return true;
+    }
+    let lo = -(1i128 << (width - 1));
+    let hi = 1i128 << (width - 1);
+    (lo..hi).contains(&(v as i128))
+}
+
+fn fits_either(v: i64, width: u32) -> bool {
+    if width >= 64 {
+        return true;
+    }
+    let lo = -(1i128 << (width - 1));
+    let hi = 1i128 << width;
+    (lo..hi).contains(&(v as i128))
+}
+
+fn kind_name(k: &OperandKind) -> &'static str {
+    match k {
+        OperandKind::Reg(r) => match r.file {
+            RegFile::Gpr => "a register",
+            RegFile::Ugpr => "a uniform register",
+            RegFile::Pred => "a predicate",
+            RegFile::UPred => "a uniform predicate",
+            RegFile::Barrier => "a convergence barrier",
+        },
+        OperandKind::Int(_) => "an integer",
+        OperandKind::Float(_) | OperandKind::FloatBits(..) => "a float",
+        OperandKind::CBank(_) => "a constant-bank operand",
+        OperandKind::Mem(_) => "a memory operand",
+        OperandKind::SReg(_) => "a special register",
+        OperandKind::Sym(_) => "a keyword",
+        OperandKind::SbSet(_) => "a scoreboard set",
+        OperandKind::RegTarget(..) => "a register and a target",
+    }
+}
+
+fn spec_name(s: &Spec) -> &'static str {
+    match s {
+        Spec::Gpr(_) => "a register",
+        Spec::Ugpr(_) => "a uniform register",
+        Spec::Pred { uniform: false, .. } => "a predicate",
+        Spec::Pred { uniform: true, .. } => "a uniform predicate",
+        Spec::Imm { .. } => "an integer immediate",
+        Spec::Float { .. } => "a float immediate",
+        Spec::CBank { .. } => "a constant-bank operand",
+        Spec::Mem(_) => "a memory operand",
+        Spec::SReg(_) => "a special register",
+        Spec::Target { reg: None, .. } => "a branch target",
+        Spec::Target { reg: Some(_), .. } => "a register and a target",
+        Spec::Bar(_) => "a convergence barrier",
+        Spec::Enum { .. } | Spec::Lit(_) => "a keyword",
+        Spec::SbSet(_) => "a scoreboard set",
+    }
+}
+
+/// Binds one operand to a slot; returns the reuse bits it sets.
+fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8, String> {
+    let mismatch = || {
+        format!(
+            "expected {}, found {}",
+            spec_name(&spec.spec),
+            kind_name(&o.kind)
+        )
+    };
+    // Modifiers.
+    let flag = |want: bool, bit: Option<u8>, what: &str, w: &mut [u64; 2]| -> Result<(), String> {
+        match bit {
+            Some(b) => {
+                Field::new(b, 1).set(w, u64::from(want));
+                Ok(())
+            }
+            None if want => Err(format!("{what} is not allowed here")),
+            None => Ok(()),
+        }
+    };
+    let is_num = matches!(
+        o.kind,
+        OperandKind::Int(_) | OperandKind::Float(_) | OperandKind::FloatBits(..)
+    );
+    if !is_num {
+        flag(o.neg, spec.neg, "`-`", w)?;
+    } else if spec.neg.is_some() {
+        flag(false, spec.neg, "`-`", w)?;
+    }
+    flag(o.abs, spec.abs, "`|..|`", w)?;
+    flag(o.not, spec.not, "`~`/`!`", w)?;
+    let mut reuse = 0u8;
+    if o.reuse {
+        match spec.reuse {
+            Some(s) => reuse |= 1 << s,
+            None => return Err("`.reuse` is not allowed here".into()),
+        }
+    }
+    // Suffixes.
+    let mut si = 0usize;
+    for s in &spec.sfx {
+        let given = o.suffix.get(si).copied();
+        let hit = given.and_then(|g| s.names.iter().find(|(_, n)| *n == g));
+        match (hit, s.f) {
+            (Some((v, _)), Some(fl)) => {
+                fl.set(w, u64::from(*v));
+                si += 1;
+            }
+            (Some(_), None) => si += 1,
+            (None, Some(fl)) => match s.names.iter().find(|(_, n)| n.is_empty()) {
+                Some((v, _)) => fl.set(w, u64::from(*v)),
+                None => {
+                    return Err(format!(
+                        "needs a suffix: one of {}",
+                        s.names
+                            .iter()
+                            .map(|(_, n)| format!(".{n}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ));
+                }
+            },
+            (None, None) => return Err(format!("needs the suffix .{}", s.names[0].1)),
+        }
+    }
+    if si < o.suffix.len() {
+        return Err(format!("unexpected suffix `.{}`", o.suffix[si]));
+    }
+
+    if spec.nz && o.as_reg().is_some_and(|r| r.is_zero_or_true()) {
+        return Err(format!(
+            "{} is not allowed here",
+            o.as_reg().map(|r| r.to_string()).unwrap_or_default()
+        ));
+    }
+    match (&spec.spec, &o.kind) {
+        (Spec::Gpr(f), OperandKind::Reg(r)) if r.file == RegFile::Gpr => f.set(w, u64::from(r.num)),
+        (Spec::Ugpr(f), OperandKind::Reg(r)) if r.file == RegFile::Ugpr => {
+            if r.num > 63 {
+                return Err("uniform registers are UR0-UR62 and URZ".into());
+            }
+            f.set(w, u64::from(r.num))
+        }
+        (Spec::Pred { f, uniform, inv }, OperandKind::Reg(r))
+            if r.file
+                == (if *uniform {
+                    RegFile::UPred
+                } else {
+                    RegFile::Pred
+                }) =>
+        {
+            if r.num > 7 {
+                return Err("predicates are P0-P6 and PT".into());
+            }
+            f.set(w, u64::from(if *inv { 7 - r.num } else { r.num }))
+        }
+        (Spec::Bar(f), OperandKind::Reg(r)) if r.file == RegFile::Barrier => {
+            if u64::from(r.num) > f.max() {
+                return Err("barriers are B0-B15".into());
+            }
+            f.set(w, u64::from(r.num))
+        }
+        (Spec::Imm { f, .. }, OperandKind::Int(v)) => {
+            let v = if o.neg { v.wrapping_neg() } else { *v };
+            if !fits_either(v, f.width()) {
+                return Err(format!("does not fit in {} bits", f.width()));
+            }
+            f.set(w, v as u64)
+        }
+        (Spec::Float { f, fmt }, k) => {
+            let bits = match k {
+                OperandKind::Float(x) => {
+                    let x = if o.neg { -x } else { *x };
+                    match fmt {
+                        FloatFmt::F32 => f64_to_f32_exact(x).map(u64::from),
+                        FloatFmt::F64Hi => f64hi_exact(x).map(u64::from),
+                        FloatFmt::F16 => f64_to_f16_exact(x).map(u64::from),
+                        FloatFmt::BF16 => f64_to_f32_exact(x)
+                            .filter(|b| b & 0xffff == 0)
+                            .map(|b| u64::from(b >> 16)),
+                    }
+                    .ok_or_else(|| format!("{x} is not exactly representable in this format"))?
+                }
+                OperandKind::FloatBits(g, b) if g == fmt => *b,
+                OperandKind::FloatBits(..) => return Err("float format mismatch".into()),
+                OperandKind::Int(v) if !o.neg && *v >= 0 && (*v as u64) <= f.max() => *v as u64,
+                _ => return Err(mismatch()),
+            };
+            f.set(w, bits)
+        }
+        (Spec::CBank { bank, off, base }, OperandKind::CBank(c)) => {
+            if u64::from(c.bank) > bank.max() {
+                return Err("constant bank out of range".into());
+            }
+            if !fits_signed(c.offset, off.width()) {
+                return Err("constant-bank offset out of range".into());
+            }
+            bank.set(w, u64::from(c.bank));
+            off.set(w, c.offset as u64);
+            match (base, c.base) {
+                (Some(bf), Some(r)) if r.file == RegFile::Gpr => bf.set(w, u64::from(r.num)),
+                (Some(bf), None) => bf.set(w, 255),
+                (None, None) => {}
+                _ => return Err("this constant-bank operand takes no register".into()),
+            }
+        }
+        (Spec::Mem(ms), OperandKind::Mem(m)) => bind_mem(ms, m, w)?,
+        (Spec::SReg(f), OperandKind::SReg(n)) => f.set(w, u64::from(*n)),
+        (Spec::Target { f, scale, rel, reg }, k) => {
+            let t = match (reg, k) {
+                (None, OperandKind::Int(t)) => *t,
+                (Some(rf), OperandKind::RegTarget(r, t)) if r.file == RegFile::Gpr => {
+                    rf.set(w, u64::from(r.num));
+                    *t
+                }
+                _ => return Err(mismatch()),
+            };
+            let off = if *rel {
+                t.wrapping_sub(addr as i64).wrapping_sub(16)
+            } else {
+                t
+            };
+            let s = i64::from(*scale);
+            if off % s != 0 {
+                return Err(format!("target not a multiple of {scale}"));
+            }
+            let v = off / s;
+            let ok = fits_signed(v, f.width()) || (!*rel && fits_either(v, f.width()));
+            if !ok {
+                return Err("branch target out of range".into());
+            }
+            f.set(w, v as u64);
+        }
+        (Spec::Enum { f, .. }, OperandKind::Int(v))
+            if o.hidden && *v >= 0 && (*v as u64) <= f.max() =>
+        {
+            f.set(w, *v as u64)
+        }
+        (Spec::Enum { f, names }, OperandKind::Sym(s)) => {
+            match names.iter().find(|(_, n)| n == s) {
+                Some((v, _)) => f.set(w, u64::from(*v)),
+                None => return Err(format!("`{s}` is not one of the keywords of this slot")),
+            }
+        }
+        (Spec::Lit(l), OperandKind::Sym(s)) if l == s => {}
+        (Spec::SbSet(f), OperandKind::SbSet(m)) => f.set(w, u64::from(*m)),
+        _ => return Err(mismatch()),
+    }
+    Ok(reuse)
+}
+
+/// Binds a memory operand to its slot.
+fn bind_mem(ms: &MemSpec, m: &Mem, w: &mut [u64; 2]) -> Result<(), String> {
+    match (&ms.prefix, &m.prefix) {
+        (PrefixSpec::None, MemPrefix::None) | (PrefixSpec::GDesc, MemPrefix::GDesc) => {}
+        (PrefixSpec::Desc(f), MemPrefix::Desc(r)) if r.file == RegFile::Ugpr => {
+            f.set(w, u64::from(r.num))
+        }
+        (PrefixSpec::Desc(_), _) => return Err("expected `desc[URx][...]`".into()),
+        (PrefixSpec::GDesc, _) => return Err("expected `gdesc[URx]`".into()),
+        (PrefixSpec::None, _) => return Err("this address takes no descriptor".into()),
+    }
+    if bind_terms(&ms.terms, 0, &m.terms, 0, w) {
+        Ok(())
+    } else {
+        Err("the address terms fit no form of this slot".into())
+    }
+}
+
+fn bind_terms(
+    specs: &[MemTermSpec],
+    si: usize,
+    terms: &[MemTerm],
+    ti: usize,
+    w: &mut [u64; 2],
+) -> bool {
+    if si == specs.len() {
+        return ti == terms.len();
+    }
+    let s = &specs[si];
+    if ti < terms.len() {
+        let saved = *w;
+        if bind_term(s, &terms[ti], w) && bind_terms(specs, si + 1, terms, ti + 1, w) {
+            return true;
+        }
+        *w = saved;
+    }
+    // Leave the term out: its zero value.
+    let (f, zero) = match &s.term {
+        TermSpec::Gpr(f) => (f, 255),
+        TermSpec::Ugpr(f) => (f, 63),
+        TermSpec::Imm(f) => (f, 0),
+    };
+    let sfx_ok = match &s.sfx {
+        Some(SfxSpec { f: Some(_), names }) => names.iter().any(|(_, n)| n.is_empty()),
+        Some(SfxSpec { f: None, .. }) => false,
+        None => true,
+    };
+    // Only terms nvdisasm leaves out (RZ/URZ/0) may be missing from the text.
+    if s.opt && sfx_ok {
+        let saved = *w;
+        f.set(w, zero);
+        if let Some(SfxSpec { f: Some(sf), names }) = &s.sfx
+            && let Some((v, _)) = names.iter().find(|(_, n)| n.is_empty())
+        {
+            sf.set(w, u64::from(*v));
+        }
+        if bind_terms(specs, si + 1, terms, ti, w) {
+            return true;
+        }
+        *w = saved;
+    }
+    false
+}
+
+fn bind_term(s: &MemTermSpec, t: &MemTerm, w: &mut [u64; 2]) -> bool {
+    let sfx_ok = |given: Option<&'static str>, w: &mut [u64; 2]| -> bool {
+        match (&s.sfx, given) {
+            (None, None) => true,
+            (None, Some(_)) => false,
+            (Some(SfxSpec { f: None, names }), g) => g == Some(names[0].1),
+            (Some(SfxSpec { f: Some(f), names }), g) => {
+                let g = g.unwrap_or("");
+                match names.iter().find(|(_, n)| *n == g) {
+                    Some((v, _)) => {
+                        f.set(w, u64::from(*v));
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    };
+    match (&s.term, t) {
+        (TermSpec::Gpr(f), MemTerm::Reg(r, sx))
+            if r.file == RegFile::Gpr && !(s.nz && r.num == 255) =>
+        {
+            f.set(w, u64::from(r.num));
+            sfx_ok(*sx, w)
+        }
+        (TermSpec::Ugpr(f), MemTerm::Reg(r, sx)) if r.file == RegFile::Ugpr && r.num <= 63 => {
+            f.set(w, u64::from(r.num));
+            sfx_ok(*sx, w)
+        }
+        (TermSpec::Imm(f), MemTerm::Imm(v)) if fits_either(*v, f.width()) => {
+            f.set(w, *v as u64);
+            true
+        }
+        _ => false,
+    }
+}

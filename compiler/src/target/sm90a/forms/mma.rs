@@ -1,0 +1,129 @@
+//! Forms: tensor cores (HMMA, IMMA, HGMMA, QGMMA, WARPGROUP).
+//!
+//! Evidence: survey HMMA 0x23c, IMMA 0x237, HGMMA 0x9f0/0xdf0, QGMMA 0x9f3
+//! (`tests/sass-probes/survey.txt`) and the corpus files in `.ev`. GMMA shapes: N = (field + 1)
+//! × 8 with the field at [57:53]; bit 58 selects K = 8 for 16-bit inputs.
+
+use super::*;
+
+/// `64xNxK` names for the GMMA shape field [58:53] (bit 58: the halved K).
+fn gmma_shapes(k: u32, k2: Option<u32>) -> Names {
+    let mut v: Vec<(u32, &'static str)> = Vec::new();
+    for n in 0..32u32 {
+        let s: &'static str = Box::leak(format!("64x{}x{k}", (n + 1) * 8).into_boxed_str());
+        v.push((n, s));
+        if let Some(k2) = k2 {
+            let s: &'static str = Box::leak(format!("64x{}x{k2}", (n + 1) * 8).into_boxed_str());
+            v.push((n | 32, s));
+        }
+    }
+    Box::leak(v.into_boxed_slice())
+}
+
+/// Accumulator registers per thread for F32 accumulation: N/2.
+fn gmma_regs() -> &'static [(u32, u8)] {
+    let mut v = Vec::new();
+    for n in 0..64u32 {
+        v.push((n, (((n % 32) + 1) * 4) as u8));
+    }
+    Box::leak(v.into_boxed_slice())
+}
+
+fn gdesc_sfx(o: OpSpec, a: bool) -> OpSpec {
+    let o = if a {
+        o.sfx(72, 1, &[(0, ""), (1, "negA")])
+    } else {
+        o
+    };
+    let o = o.sfx(63, 1, &[(0, ""), (1, "negB")]);
+    let o = if a {
+        o.sfx(61, 1, &[(0, ""), (1, "tnspA")])
+    } else {
+        o
+    };
+    o.sfx(62, 1, &[(0, ""), (1, "tnspB")])
+}
+
+fn hgmma(reg_a: bool) -> Form {
+    let f = form("HGMMA", if reg_a { 0xdf0 } else { 0x9f0 })
+        .ev("pyptx/fa_ws_pingpong_sm90a (wgmma.mma_async); survey HGMMA 0x9f0/0xdf0")
+        .var()
+        .hide(91, 1, 1)
+        .mf(53, 6, gmma_shapes(16, Some(8)))
+        .mf(75, 1, &[(0, "F16"), (1, "F32")])
+        .mf(76, 2, &[(0, ""), (1, "BF16"), (2, "TF32")])
+        .op(gpr(16).du().nby(0, gmma_regs()));
+    let f = if reg_a {
+        f.op(gpr(24).neg(72).n(4))
+            .op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![t_u(32)]), false))
+    } else {
+        f.op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![t_u(24)]), true))
+    };
+    f.op(gpr(64).nby(0, gmma_regs()))
+        .op(upreds(87).inv().opt(0))
+        .op(enm(84, 3, &[(0, "gsb0")]).opt(7))
+}
+
+fn qgmma() -> Form {
+    form("QGMMA", 0x9f3)
+        .ev("pyptx/matmul_tma_v33_sm90a (fp8 wgmma); survey QGMMA 0x9f3")
+        .var()
+        .hide(91, 1, 1)
+        .mf(53, 5, gmma_shapes(32, None))
+        .mf(75, 1, &[(0, "F16"), (1, "F32")])
+        .mf(76, 1, &[(0, "E4M3"), (1, "E5M2")])
+        .mf(77, 1, &[(0, "E4M3"), (1, "E5M2")])
+        .op(gpr(16).du().nby(0, gmma_regs()))
+        .op(memop(PrefixSpec::GDesc, vec![t_u(24)])
+            .sfx(72, 1, &[(0, ""), (1, "negA")])
+            .sfx(63, 1, &[(0, ""), (1, "negB")]))
+        .op(gpr(64).nby(0, gmma_regs()))
+        .op(upreds(87).inv().opt(0))
+        .op(enm(84, 3, &[(0, "gsb0")]).opt(7))
+}
+
+pub(super) fn forms() -> Vec<Form> {
+    vec![
+        form("HMMA", 0x23c)
+            .ev("zluda/mma_m16n8k16_f32_bf16_bf16_f32, zluda/mma_*; survey HMMA 0x23c")
+            .var()
+            .mf(75, 1, &[(0, "1688"), (1, "16816")])
+            .mf(76, 1, &[(0, "F16"), (1, "F32")])
+            .mf(82, 1, &[(0, ""), (1, "BF16")])
+            .op(gpr(16).def().nby(1, &[(0, 2), (1, 4)]))
+            .op(gpr(24).reuse(0).nby(0, &[(0, 2), (1, 4)]))
+            .op(gpr(32).reuse(1).nby(0, &[(0, 1), (1, 2)]))
+            .op(gpr(64).nby(1, &[(0, 2), (1, 4)]))
+            .op(upreds(87).inv().opt(0)),
+        form("IMMA", 0x237)
+            .ev("zluda/mma_m16n8k32_s32_s8_s8_s32; survey IMMA 0x237 (.ROW/.COL fixed at 73/74)")
+            .var()
+            .hide(74, 1, 1)
+            .hide(86, 1, 1)
+            .mf(75, 1, &[(0, "16816"), (1, "16832")])
+            .mf(76, 2, &[(0, "U8"), (1, "S8")])
+            .mf(78, 2, &[(0, "U8"), (1, "S8")])
+            .flag(82, "SAT")
+            .op(gpr(16).def().n(4))
+            .op(gpr(24).reuse(0).sfx_fixed("ROW").n(2))
+            .op(gpr(32).reuse(1).sfx_fixed("COL"))
+            .op(gpr(64).n(4))
+            .op(upreds(87).inv().opt(0)),
+        hgmma(false),
+        hgmma(true),
+        qgmma(),
+        form("WARPGROUP", 0x9c5)
+            .ev("pyptx/fa_ws_pingpong_sm90a (wgmma.fence); tests/sass-probes/syncsfields.txt")
+            .m("ARRIVE"),
+        form("WARPGROUP", 0x9c5)
+            .ev("pyptx/fa_ws_pingpong_sm90a (wgmma.wait_group); tests/sass-probes/syncsfields.txt (count [74:72], gsb [86:84])")
+            .var()
+            .no_wait()
+            .m("DEPBAR")
+            .m("LE")
+            .hide(80, 1, 1)
+            .hide(47, 1, 1)
+            .op(enm(84, 3, &[(0, "gsb0")]))
+            .op(uimm(72, 3)),
+    ]
+}

@@ -1,0 +1,134 @@
+//! Operand roles and latency: which registers an instruction reads and writes, and whether its
+//! results are tracked by a scoreboard. The scoreboard pass and the hazard checker read these.
+
+use super::bits::Field;
+use super::decode::{DecodeError, decode_with_form};
+use super::encode::{EncodeError, encode_with_form};
+use super::form::*;
+use super::model::*;
+
+/// One register access: `count` consecutive registers from `reg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    pub reg: Reg,
+    pub count: u8,
+    /// Written (a destination); otherwise read.
+    pub write: bool,
+}
+
+fn regs_of(f: &Form, rg: Regs, w: &[u64; 2]) -> u8 {
+    match rg {
+        Regs::N(n) => n,
+        Regs::ByMod(i, t) => match f.mods.get(i) {
+            Some(ModSpec::Field { f: fl, .. }) => {
+                let v = fl.get(w) as u32;
+                t.iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, n)| *n)
+                    .unwrap_or(1)
+            }
+            _ => 1,
+        },
+    }
+}
+
+fn push(out: &mut Vec<Access>, reg: Reg, count: u8, role: Role) {
+    if reg.is_zero_or_true() || count == 0 {
+        return;
+    }
+    match role {
+        Role::Def => out.push(Access {
+            reg,
+            count,
+            write: true,
+        }),
+        Role::Use => out.push(Access {
+            reg,
+            count,
+            write: false,
+        }),
+        Role::DefUse => {
+            out.push(Access {
+                reg,
+                count,
+                write: false,
+            });
+            out.push(Access {
+                reg,
+                count,
+                write: true,
+            });
+        }
+    }
+}
+
+/// The register accesses of an encoded instruction of form `f` (reads first, in operand order,
+/// then the guard). Zero registers and PT are left out.
+pub fn accesses_of(f: &Form, w: &[u64; 2]) -> Vec<Access> {
+    let mut out = Vec::new();
+    for o in &f.ops {
+        let n = regs_of(f, o.regs, w);
+        match &o.spec {
+            Spec::Gpr(fl) => push(&mut out, r(fl.get(w) as u8), n, o.role),
+            Spec::Ugpr(fl) => push(&mut out, ur(fl.get(w) as u8), n, o.role),
+            Spec::Pred {
+                f: fl,
+                uniform,
+                inv,
+            } => {
+                let v = fl.get(w) as u8;
+                let v = if *inv { 7 - v } else { v };
+                push(&mut out, if *uniform { up(v) } else { p(v) }, 1, o.role)
+            }
+            Spec::Bar(fl) => push(&mut out, b(fl.get(w) as u8), 1, o.role),
+            Spec::CBank { base: Some(bf), .. } => push(&mut out, r(bf.get(w) as u8), 1, Role::Use),
+            Spec::Target { reg: Some(rf), .. } => push(&mut out, r(rf.get(w) as u8), 2, Role::Use),
+            Spec::Mem(m) => {
+                if let PrefixSpec::Desc(df) = &m.prefix {
+                    push(&mut out, ur(df.get(w) as u8), 2, Role::Use);
+                }
+                for t in &m.terms {
+                    match &t.term {
+                        TermSpec::Gpr(fl) => push(&mut out, r(fl.get(w) as u8), t.regs, Role::Use),
+                        TermSpec::Ugpr(fl) => {
+                            push(&mut out, ur(fl.get(w) as u8), t.regs, Role::Use)
+                        }
+                        TermSpec::Imm(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let g = Field::new(12, 3).get(w) as u8;
+    push(&mut out, if f.uguard { up(g) } else { p(g) }, 1, Role::Use);
+    out.sort_by_key(|a| a.write);
+    out
+}
+
+/// The register accesses of an instruction word (for a hazard checker reading a cubin).
+pub fn word_accesses(w: [u64; 2]) -> Result<(Latency, Vec<Access>), DecodeError> {
+    let (f, _) = decode_with_form(w, 0)?;
+    Ok((f.latency, accesses_of(f, &w)))
+}
+
+impl Instr {
+    /// The registers the instruction reads and writes, with how many consecutive registers each
+    /// access covers (`.64` = 2, `.128` = 4, `IMAD.WIDE` destination = 2).
+    pub fn accesses(&self) -> Result<Vec<Access>, EncodeError> {
+        let (f, w) = encode_with_form(self)?;
+        Ok(accesses_of(f, &w))
+    }
+    /// Registers written.
+    pub fn defs(&self) -> Result<Vec<Access>, EncodeError> {
+        Ok(self.accesses()?.into_iter().filter(|a| a.write).collect())
+    }
+    /// Registers read.
+    pub fn uses(&self) -> Result<Vec<Access>, EncodeError> {
+        Ok(self.accesses()?.into_iter().filter(|a| !a.write).collect())
+    }
+    /// Fixed or variable latency.
+    pub fn latency(&self) -> Result<Latency, EncodeError> {
+        Ok(encode_with_form(self)?.0.latency)
+    }
+}

@@ -1,0 +1,34 @@
+# ptxc recipes. `just --list` shows them. Everything also works without `just`: each recipe is
+# one or two plain commands.
+
+# Provision the pinned NVIDIA reference tools (ptxas, nvdisasm, cuobjdump, nvcc) into target/cuda-tools.
+tools:
+    cargo run -q -p ptxc-reftools -- provision
+
+# Run every test (what CI runs, without the lints).
+test:
+    cargo test --workspace
+
+# Everything CI checks: rustfmt, clippy -D warnings, all tests.
+ci:
+    bash .ci/run
+
+# Regenerate the files that hold real tool output: the nvcc-generated test kernels
+# (tests/kernels/*.ptx, from the .cu sources with the pinned nvcc).
+golden:
+    tests/kernels/regen.sh
+
+# Criterion benchmarks (frontend throughput, ...).
+bench:
+    cargo bench -p ptxc
+
+# Coverage-guided fuzzing of the frontend with cargo-fuzz (needs the nightly toolchain and
+# `cargo install cargo-fuzz`); SECONDS bounds the run.
+fuzz SECONDS="300":
+    mkdir -p fuzz/corpus/frontend
+    cp -n tests/kernels/*.ptx samples/*.ptx fuzz/corpus/frontend/ 2>/dev/null || true
+    cargo +nightly fuzz run frontend -- -max_total_time={{SECONDS}}
+
+# Compile a sample: just run samples/cluster_exchange.ptx --emit ast
+run *ARGS:
+    cargo run --release -- -arch sm_90a {{ARGS}}

@@ -1,0 +1,5 @@
+// Plain element-wise kernel: one thread per element, bounds check.
+extern "C" __global__ void vector_add(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
