@@ -191,6 +191,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
                 print_after_all: args.print_after_all,
                 print_after: args.print_after.clone(),
                 time_passes: args.time_passes,
+                device_debug: args.device_debug,
                 ..crate::passes::Options::new()
             };
             let (lowered, timings) = match driver::lower(&checked, &opts) {

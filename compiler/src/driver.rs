@@ -36,7 +36,7 @@ pub fn lower(
     let mut lowered = crate::lower::lower_module(checked)?;
     let mut report = crate::passes::Report::default();
     for f in &mut lowered.module.functions {
-        if let Err(e) = crate::passes::run(f, crate::passes::PIPELINE, opts, &mut report) {
+        if let Err(e) = crate::passes::run(f, &crate::passes::pipeline(opts), opts, &mut report) {
             return Err(vec![Diagnostic::error(
                 crate::frontend::ast::Span::default(),
                 e.to_string(),

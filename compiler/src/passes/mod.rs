@@ -4,6 +4,7 @@
 //! Each pass is one file in this directory and one line in [`PIPELINE`].
 
 pub mod cleanup;
+pub mod exit_bookend;
 pub mod out_of_ssa;
 pub mod prologue;
 pub mod reconverge;
@@ -31,6 +32,15 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &prologue::Prologue,
 ];
 
+/// The pipeline `opts` asks for: [`PIPELINE`], plus `exit-bookend` under `-g`.
+pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
+    let mut passes = PIPELINE.to_vec();
+    if opts.device_debug {
+        passes.push(&exit_bookend::ExitBookend);
+    }
+    passes
+}
+
 /// How to run the pipeline.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -40,6 +50,8 @@ pub struct Options {
     /// Pass names after which to print the MIR (`isel` for the input).
     pub print_after: Vec<String>,
     pub time_passes: bool,
+    /// `-g`: debug code, with ptxas's exit bookend.
+    pub device_debug: bool,
 }
 
 impl Options {

@@ -155,10 +155,14 @@ pub(crate) fn build(f: &Form, w: &[u64; 2], addr: u64) -> Result<Instr, String> 
     }
     let mut operands = Vec::new();
     for (i, o) in f.ops.iter().enumerate() {
-        if elided[i] {
-            continue;
-        }
-        operands.push(build_op(o, w, addr, &ctrl)?);
+        let mut op = match build_op(o, w, addr, &ctrl) {
+            Ok(op) => op,
+            // A left-out operand whose value has no name (GMMA's `gsb0` slot holding 7).
+            Err(_) if elided[i] => Operand::new(OperandKind::Int(o.elide_value(w) as i64)),
+            Err(e) => return Err(e),
+        };
+        op.hidden = elided[i];
+        operands.push(op);
     }
     Ok(Instr {
         addr,
@@ -233,8 +237,11 @@ fn build_op(o: &OpSpec, w: &[u64; 2], addr: u64, ctrl: &Ctrl) -> Result<Operand,
         neg: bit(o.neg),
         abs: bit(o.abs),
         not: bit(o.not),
-        reuse: o.reuse.is_some_and(|s| ctrl.reuse >> s & 1 == 1),
+        // nvdisasm shows `.reuse` only when bit 109 is set (without it the warp may switch and
+        // the operand cache is not kept); the flag stays in the control bits either way.
+        reuse: ctrl.yield_ && o.reuse.is_some_and(|s| ctrl.reuse >> s & 1 == 1),
         suffix,
+        hidden: false,
     })
 }
 
@@ -246,6 +253,7 @@ fn build_mem(m: &MemSpec, w: &[u64; 2]) -> Result<Mem, String> {
     };
     let mut terms = Vec::new();
     let mut first = None;
+    let has_ur = m.terms.iter().any(|t| matches!(t.term, TermSpec::Ugpr(_)));
     for (i, t) in m.terms.iter().enumerate() {
         let sfx = match &t.sfx {
             None => None,
@@ -273,13 +281,26 @@ fn build_mem(m: &MemSpec, w: &[u64; 2]) -> Result<Mem, String> {
         if i == 0 {
             first = Some(term.clone());
         }
-        if t.opt && zero && sfx.is_none() {
+        // A left-out RZ base keeps its scale only next to a UR (`[RZ.X4+UR4]`).
+        let gpr = matches!(t.term, TermSpec::Gpr(_));
+        if t.opt && zero && (sfx.is_none() || (gpr && !has_ur)) {
             continue;
         }
         terms.push(term);
     }
     if terms.is_empty() {
         terms.extend(first);
+    }
+    // An offset printed alone is an absolute address: unsigned (in some forms).
+    if m.abs_imm
+        && let [MemTerm::Imm(v)] = terms.as_mut_slice()
+        && let Some(TermSpec::Imm(f)) = m
+            .terms
+            .iter()
+            .map(|t| &t.term)
+            .find(|t| matches!(t, TermSpec::Imm(_)))
+    {
+        *v = f.get(w) as i64;
     }
     Ok(Mem { prefix, terms })
 }

@@ -187,6 +187,27 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
     // Control bits.
     let mut ctrl = instr.ctrl;
     ctrl.reuse |= reuse;
+    if ctrl.yield_ && (ctrl.stall == 0 || ctrl.stall >= 12) {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!(
+                    "control bits: bit 109 (yield) needs a stall of 1-11, not {}",
+                    ctrl.stall
+                ),
+            },
+        ));
+    }
+    if f.nowait && ctrl.wait != 0 {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: "control bits: this instruction takes no scoreboard wait mask".into(),
+            },
+        ));
+    }
     if ctrl.stall > 15 || ctrl.wbar > 7 || ctrl.rbar > 7 || ctrl.wait > 63 || ctrl.reuse > 15 {
         return Err((
             3000,
@@ -297,8 +318,8 @@ fn match_ops(
             opcode: opcode.into(),
             got: instr.operands.len(),
         };
-        if err.as_ref().is_none_or(|(d, _)| oi >= *d) {
-            *err = Some((oi, e));
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi >= *d) {
+            *err = Some((2 * oi, e));
         }
         return false;
     }
@@ -313,14 +334,17 @@ fn match_ops(
                 }
             }
             Err(reason) => {
+                // A value that has the right kind but not the right range says more than a
+                // kind mismatch (of another form) at the same operand.
+                let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
                 let e = EncodeError::BadOperand {
                     opcode: opcode.into(),
                     index: oi,
                     operand: super::print::operand_text(&instr.operands[oi]),
                     reason,
                 };
-                if err.as_ref().is_none_or(|(d, _)| oi >= *d) {
-                    *err = Some((oi, e));
+                if err.as_ref().is_none_or(|(d, _)| prio > *d) {
+                    *err = Some((prio, e));
                 }
             }
         }
@@ -338,8 +362,8 @@ fn match_ops(
             opcode: opcode.into(),
             got: instr.operands.len(),
         };
-        if err.as_ref().is_none_or(|(d, _)| oi > *d) {
-            *err = Some((oi, e));
+        if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
+            *err = Some((2 * oi, e));
         }
     }
     false
@@ -471,6 +495,12 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
         return Err(format!("unexpected suffix `.{}`", o.suffix[si]));
     }
 
+    if spec.nz && o.as_reg().is_some_and(|r| r.is_zero_or_true()) {
+        return Err(format!(
+            "{} is not allowed here",
+            o.as_reg().map(|r| r.to_string()).unwrap_or_default()
+        ));
+    }
     match (&spec.spec, &o.kind) {
         (Spec::Gpr(f), OperandKind::Reg(r)) if r.file == RegFile::Gpr => f.set(w, u64::from(r.num)),
         (Spec::Ugpr(f), OperandKind::Reg(r)) if r.file == RegFile::Ugpr => {
@@ -569,6 +599,11 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
             }
             f.set(w, v as u64);
         }
+        (Spec::Enum { f, .. }, OperandKind::Int(v))
+            if o.hidden && *v >= 0 && (*v as u64) <= f.max() =>
+        {
+            f.set(w, *v as u64)
+        }
         (Spec::Enum { f, names }, OperandKind::Sym(s)) => {
             match names.iter().find(|(_, n)| n == s) {
                 Some((v, _)) => f.set(w, u64::from(*v)),
@@ -665,7 +700,9 @@ fn bind_term(s: &MemTermSpec, t: &MemTerm, w: &mut [u64; 2]) -> bool {
         }
     };
     match (&s.term, t) {
-        (TermSpec::Gpr(f), MemTerm::Reg(r, sx)) if r.file == RegFile::Gpr => {
+        (TermSpec::Gpr(f), MemTerm::Reg(r, sx))
+            if r.file == RegFile::Gpr && !(s.nz && r.num == 255) =>
+        {
             f.set(w, u64::from(r.num));
             sfx_ok(*sx, w)
         }
@@ -673,7 +710,7 @@ fn bind_term(s: &MemTermSpec, t: &MemTerm, w: &mut [u64; 2]) -> bool {
             f.set(w, u64::from(r.num));
             sfx_ok(*sx, w)
         }
-        (TermSpec::Imm(f), MemTerm::Imm(v)) if fits_signed(*v, f.width()) => {
+        (TermSpec::Imm(f), MemTerm::Imm(v)) if fits_either(*v, f.width()) => {
             f.set(w, *v as u64);
             true
         }

@@ -219,20 +219,21 @@ pub fn fmt_float(fmt: FloatFmt, bits: u64) -> String {
     let sign = if neg { "-" } else { "" };
     match c {
         Class::Inf => format!("{}INF ", if neg { "-" } else { "+" }),
-        Class::QNan => format!("{}QNAN", if neg { "-" } else { "+" }),
-        Class::SNan => format!("{}SNAN", if neg { "-" } else { "+" }),
-        Class::Zero => if neg { "-0.0" } else { "0" }.to_string(),
+        Class::QNan => format!("{}QNAN ", if neg { "-" } else { "+" }),
+        Class::SNan => format!("{}SNAN ", if neg { "-" } else { "+" }),
+        Class::Zero => if neg { "-0.0 " } else { "0" }.to_string(),
         Class::Num(v) if v >= 1e9 => format!("{sign}{}", fmt_e(v, 21)),
         Class::Num(v) => format!("{sign}{}", fmt_g(v, 20)),
     }
 }
 
-/// Text for a float literal that has no exact format (a value from the builder).
+/// Text for a float literal that has no exact format (a value from the builder or the parser):
+/// nvdisasm's f32 text when the value is an f32, else the shortest decimal.
 pub fn fmt_f64(x: f64) -> String {
-    fmt_float(
-        FloatFmt::F32,
-        u64::from(f64_to_f32_exact(x).unwrap_or(0x7fc0_0000)),
-    )
+    match f64_to_f32_exact(x) {
+        Some(b) => fmt_float(FloatFmt::F32, u64::from(b)),
+        None => format!("{x}"),
+    }
 }
 
 /// A NaN literal's class: `(negative, quiet)`.
@@ -320,14 +321,14 @@ mod tests {
         assert_eq!(f(1e-3), "0.0010000000474974513054");
         assert_eq!(f(1e9), "1.00000000000000000000e+09");
         assert_eq!(f(999999936.0), "999999936");
-        assert_eq!(f(-0.0), "-0.0");
+        assert_eq!(f(-0.0), "-0.0 ");
         assert_eq!(f(0.0), "0");
         assert_eq!(f(f32::from_bits(0x0080_0000)), "1.175494350822287508e-38");
         assert_eq!(f(f32::from_bits(1)), "1.4012984643248170709e-45");
         assert_eq!(f(3.4028235e38), "3.40282346638528859812e+38");
         assert_eq!(f(f32::INFINITY), "+INF ");
-        assert_eq!(fmt_float(FloatFmt::F32, 0xffc0_0000), "-QNAN");
-        assert_eq!(fmt_float(FloatFmt::F32, 0x7f80_0001), "+SNAN");
+        assert_eq!(fmt_float(FloatFmt::F32, 0xffc0_0000), "-QNAN ");
+        assert_eq!(fmt_float(FloatFmt::F32, 0x7f80_0001), "+SNAN ");
         // 1 + 2^-20 needs round-half-even at the 20th digit.
         assert_eq!(
             fmt_float(FloatFmt::F64Hi, 0x3ff0_0001),

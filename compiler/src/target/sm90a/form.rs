@@ -39,6 +39,8 @@ pub struct MemTermSpec {
     pub opt: bool,
     /// How many consecutive registers the term reads (for `.64` addresses: 2).
     pub regs: u8,
+    /// RZ is not allowed (nvdisasm prints `???255`).
+    pub nz: bool,
 }
 
 /// The address prefix of a memory operand.
@@ -56,6 +58,9 @@ pub enum PrefixSpec {
 pub struct MemSpec {
     pub prefix: PrefixSpec,
     pub terms: Vec<MemTermSpec>,
+    /// An offset printed alone (the register left out) is printed unsigned, as an absolute
+    /// address (LDS/STS/LDL/STL/ATOMS without a UR: `[0xfffffb]`); elsewhere it stays signed.
+    pub abs_imm: bool,
 }
 
 /// What kind of operand a slot holds and where its value lives.
@@ -152,6 +157,8 @@ pub struct OpSpec {
     pub elide: Option<Elide>,
     pub role: Role,
     pub regs: Regs,
+    /// The zero register is not allowed in this slot (nvdisasm prints it as `???63`).
+    pub nz: bool,
 }
 
 /// A modifier of a form, in print order.
@@ -202,6 +209,8 @@ pub struct Form {
     pub ops: Vec<OpSpec>,
     /// The guard predicate is a uniform predicate (`@UP0`).
     pub uguard: bool,
+    /// The control word must have an empty wait mask (nvdisasm rejects others).
+    pub nowait: bool,
     pub latency: Latency,
     /// The table file the form is in (`int`, `memory`, …).
     pub family: &'static str,
@@ -221,7 +230,17 @@ impl Form {
                 }
                 ModSpec::Field { names, .. } => {
                     let alts: Vec<&str> = names.iter().map(|(_, n)| *n).collect();
-                    s.push_str(&format!(".{{{}}}", alts.join("|")));
+                    if alts.len() > 8 {
+                        s.push_str(&format!(
+                            ".{{{}|{}|…|{} ({} values)}}",
+                            alts[0],
+                            alts[1],
+                            alts[alts.len() - 1],
+                            alts.len()
+                        ));
+                    } else {
+                        s.push_str(&format!(".{{{}}}", alts.join("|")));
+                    }
                 }
                 ModSpec::Alias { name, .. } => s.push_str(&format!("[.{name}]")),
             }

@@ -24,9 +24,31 @@
 //! let w = encode(&i).unwrap();
 //! assert_eq!(i.to_string(), "IADD3 R1, R2, -0x1, RZ");
 //! assert_eq!(decode(w).unwrap().to_string(), "IADD3 R1, R2, -0x1, RZ");
-//! let ld = ops::ldg(Width::B64, r(4), ur(4), r(2), 0x10);
-//! assert_eq!(ld.to_string(), "LDG.E.64 R4, desc[UR4][R2.64+0x10]");
+//!
+//! // Constructors, guard, address and control bits:
+//! let add = ops::iadd3(r(4), r(2), imm(-1), RZ).guard(Guard::not(p(0)));
+//! assert_eq!(add.to_string(), "@!P0 IADD3 R4, R2, -0x1, RZ");
+//! let ld = ops::ldg(Width::B128, r(8), ur(4), r(2), 0x10).at(0x40).ctrl(Ctrl {
+//!     stall: 1, yield_: true, wbar: 0, rbar: 7, wait: 0, reuse: 0,
+//! });
+//! let w = encode(&ld).unwrap();
+//! assert_eq!(ld.to_string(), "LDG.E.128 R8, desc[UR4][R2.64+0x10]");
+//! assert_eq!(Ctrl::from_hi(w[1]).wbar, 0);
+//!
+//! // Roles and latency for the scoreboard pass: R8 x4 written, UR4 x2 and R2 x2 read.
+//! let acc = ld.accesses().unwrap();
+//! assert!(acc.iter().any(|a| a.reg == r(8) && a.count == 4 && a.write));
+//! assert!(acc.iter().any(|a| a.reg == ur(4) && a.count == 2 && !a.write));
 //! assert_eq!(ld.latency().unwrap(), Latency::Variable);
+//!
+//! // A hazard checker reading a cubin works from the words:
+//! let (lat, acc2) = word_accesses(w).unwrap();
+//! assert_eq!((lat, acc2), (Latency::Variable, acc));
+//! assert_eq!(decode_at(w, 0x40).unwrap().to_string(), ld.to_string());
+//!
+//! // Text in, words out:
+//! let mov = parse_instr("IMAD.MOV.U32 R1, RZ, RZ, 0x3f800000").unwrap();
+//! assert_eq!(encode(&mov).unwrap()[0], 0x3f800000_ff017424);
 //! ```
 
 pub mod bits;
@@ -40,6 +62,7 @@ pub mod ops;
 pub mod parse;
 pub mod print;
 pub mod roles;
+pub mod sample;
 
 pub use decode::{DecodeError, decode, decode_at, decode_with_form};
 pub use encode::{EncodeError, encode, encode_with_form};

@@ -154,7 +154,9 @@ impl Default for Guard {
 pub struct Ctrl {
     /// Stall cycles, bits [108:105].
     pub stall: u8,
-    /// Yield flag, bit 109.
+    /// Bit 109, the "yield" bit of ptxas-facts.md §b. ptxas sets it on almost every
+    /// instruction; nvdisasm rejects it with stall 0 or >= 12 and shows `.reuse` flags only when
+    /// it is set.
     pub yield_: bool,
     /// Write scoreboard, bits [112:110]; 7 = none.
     pub wbar: u8,
@@ -293,6 +295,10 @@ pub struct Operand {
     pub reuse: bool,
     /// Suffixes printed after `.reuse`: `H0_H0`, `64`, `B3`, `ROW`, `tnspB`, …
     pub suffix: Vec<&'static str>,
+    /// An operand nvdisasm leaves out (a default such as an unused PT predicate output).
+    /// [`decode`](super::decode()) keeps such operands, marked hidden, so that encoding the
+    /// decoded instruction gives back the same word; `Display` skips them.
+    pub hidden: bool,
 }
 
 impl Operand {
@@ -304,6 +310,7 @@ impl Operand {
             not: false,
             reuse: false,
             suffix: Vec::new(),
+            hidden: false,
         }
     }
     /// Negated (`-x`; `~x` for the bitwise-not forms is [`Operand::bnot`]).

@@ -382,7 +382,7 @@ pub fn instr_text(i: &Instr) -> String {
         s.push(' ');
     }
     s.push_str(&i.opcode_text());
-    for (k, o) in i.operands.iter().enumerate() {
+    for (k, o) in i.operands.iter().filter(|o| !o.hidden).enumerate() {
         s.push_str(if k == 0 { " " } else { ", " });
         s.push_str(&operand_text(o));
     }

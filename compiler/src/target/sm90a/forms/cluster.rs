@@ -39,7 +39,11 @@ fn ldgmc_addr(wide: bool) -> OpSpec {
     memop(
         PrefixSpec::None,
         vec![
-            t_r(24).sfx(if wide { "64" } else { "U32" }),
+            if wide {
+                t_r(24).sfx("64").nz()
+            } else {
+                t_r(24).sfx("U32")
+            },
             t_u(64),
             t_i(40, 24),
         ],
@@ -157,12 +161,14 @@ pub(super) fn forms() -> Vec<Form> {
             .op(ugpr(64)),
         form("UTMACCTL", 0x9b9)
             .ev("pyptx/matmul_tma_v33_sm90a; survey UTMACCTL 0x9b9")
+            .uguard()
             .var()
             .hide(91, 1, 1)
             .mf(82, 1, &[(0, "IV"), (1, "PF")])
             .op(memop(PrefixSpec::None, vec![t_u(24)])),
         form("UTMACMDFLUSH", 0x9b7)
             .ev("pyptx/fa_ws_pingpong_sm90a, probes/16_tma_elect; survey UTMACMDFLUSH 0x9b7")
+            .uguard()
             .var(),
     ];
     // UTMALDG/UTMASTG: dimension [81:79], IM2COL 82; MULTICAST (opcode 0x3b4, bit 75) adds the
@@ -173,10 +179,10 @@ pub(super) fn forms() -> Vec<Form> {
             .var()
             .uguard()
             .hide(91, 1, 1)
-            .mf(79, 3, TMA_DIM)
-            .flag(82, "IM2COL");
+            .mf(79, 3, TMA_DIM);
+        // Bit 82 (IM2COL) decodes only in the multicast form.
         let f = if mc {
-            f.m("MULTICAST").hide(75, 1, 1)
+            f.flag(82, "IM2COL").m("MULTICAST").hide(75, 1, 1)
         } else {
             f
         };

@@ -112,11 +112,18 @@ pub(super) fn forms() -> Vec<Form> {
         form("NOP", 0x918).ev("pyptx/fa_ws_pingpong_sm90a; survey NOP 0x918"),
         form("NANOSLEEP", 0x95d)
             .ev("zluda/nanosleep, probes/09_mbarrier (NANOSLEEP.SYNCS); survey NANOSLEEP 0x95d")
-            .flag(85, "WARP")
             .flag(86, "RAND")
+            .flag(85, "WARP")
             .flag(84, "SYNCS")
             .op(cond())
             .op(uimm(32, 32)),
+        form("NANOSLEEP", 0x35d)
+            .ev("tests/sass-probes/ptx/misc (nanosleep.u32 with a register)")
+            .flag(86, "RAND")
+            .flag(85, "WARP")
+            .flag(84, "SYNCS")
+            .op(cond())
+            .op(gpr(32)),
         form("BPT", 0x95c)
             .ev("zluda/_Z9vectorAddPKfS0_Pfi; survey BPT 0x95c")
             .m("TRAP")
@@ -124,7 +131,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(uimm(34, 3).opt(0)),
         form("DEPBAR", 0x91a)
             .ev("pyptx/fa_ws_pingpong_sm90a; survey DEPBAR 0x91a; tests/sass-probes/addrforms.txt")
-            .op(sbset(32)),
+            .op(sbset(32).opt(0)),
         form("DEPBAR", 0x91a)
             .ev("pyptx/fa_ws_pingpong_sm90a, probes/16_tma_elect (DEPBAR.LE SB0, 0x0); tests/sass-probes/addrforms.txt (SB [46:44], count [43:38])")
             .m("LE")
@@ -161,7 +168,7 @@ pub(super) fn forms() -> Vec<Form> {
             .m("RESULT")
             .hide(78, 1, 1)
             .op(gpr(16).def())
-            .op(pred(81).def()),
+            .op(pred(81).def().opt(PT7)),
         form("S2R", 0x919)
             .ev("pyptx/fa_ws_pingpong_sm90a, probes/02_cluster_sregs (SR_CgaCtaId = 0x88, SR_SWINHI = 0x2f); survey S2R 0x919; probes/13_control_word/srscan.SM90a.txt")
             .var()
@@ -213,7 +220,7 @@ pub(super) fn forms() -> Vec<Form> {
                 .m("ARV")
                 .hide(77, 2, 1)
                 .op(id.clone())
-                .op(count()),
+                .op(uimm(42, 12)),
         );
         v.push(
             form("BAR", code)

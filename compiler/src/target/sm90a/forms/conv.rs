@@ -36,11 +36,7 @@ fn f2i(wide: bool, src64: bool, dst: Names) -> Form {
     f.mf(78, 2, F2I_RND)
         .flag(77, "NTZ")
         .op(gpr(16).def().nby(1, DST_REGS))
-        .op(gpr(32)
-            .reuse(1)
-            .neg(63)
-            .abs(62)
-            .n(if src64 { 2 } else { 1 }))
+        .op(gpr(32).neg(63).abs(62).n(if src64 { 2 } else { 1 }))
 }
 
 /// F2F between fixed types: (dst name, dst size, src name, src size, opcode).
@@ -56,7 +52,7 @@ fn f2f(dst: &'static str, ds: u64, src: &'static str, ss: u64, code: u16) -> For
         .hide(75, 2, ds)
         .hide(84, 2, ss)
         .op(gpr(16).def().n(n(ds)))
-        .op(gpr(32).reuse(1).neg(63).abs(62).n(n(ss)))
+        .op(gpr(32).neg(63).abs(62).n(n(ss)))
 }
 
 const I2F_SRC32: Names = &[
@@ -69,7 +65,7 @@ const I2F_SRC32: Names = &[
 ];
 
 /// I2F with a 32-bit or narrower source (0x306/0x906/0xd06) or a 64-bit one (0x312).
-fn i2f(b: B, src64: bool, dst64: bool) -> Form {
+fn i2f(b: B, src64: bool, dst64: bool, signed: bool) -> Form {
     let code = if src64 || dst64 {
         0x112 | b.form_bits()
     } else {
@@ -88,12 +84,20 @@ fn i2f(b: B, src64: bool, dst64: bool) -> Form {
     }
     if src64 {
         f = f.mf(74, 1, &[(0, "U64"), (1, "S64")]).hide(84, 2, 3);
+    } else if b == B::I {
+        // The immediate form takes 32-bit sources only; `signed` picks S32 (a signed immediate).
+        f = if signed {
+            f.hide(74, 1, 1).hide(84, 2, 2)
+        } else {
+            f.m("U32").hide(84, 2, 2)
+        };
     } else {
         f = f.mf2(Field::split((74, 1), (84, 2)), I2F_SRC32);
     }
     let src = match b {
-        B::R => gpr(32).reuse(1).n(if src64 { 2 } else { 1 }),
+        B::R => gpr(32).n(if src64 { 2 } else { 1 }),
         B::U => ugpr(32),
+        _ if signed => simm(32, 32),
         _ => uimm(32, 32),
     };
     f.mf(78, 2, RND)
@@ -185,12 +189,14 @@ pub(super) fn forms() -> Vec<Form> {
         f2fp_unpack(),
         i2ip(),
     ];
-    for b in [B::R, B::I, B::U] {
-        v.push(i2f(b, false, false));
+    for b in [B::R, B::U] {
+        v.push(i2f(b, false, false, false));
     }
-    v.push(i2f(B::R, true, false));
-    v.push(i2f(B::R, true, true));
-    v.push(i2f(B::R, false, true));
+    v.push(i2f(B::I, false, false, false));
+    v.push(i2f(B::I, false, false, true));
+    v.push(i2f(B::R, true, false, false));
+    v.push(i2f(B::R, true, true, false));
+    v.push(i2f(B::R, false, true, false));
     for b in [B::R, B::U] {
         v.push(i2fp(b));
         v.push(f2fp(b, Pack::Ab));

@@ -50,9 +50,9 @@ fn fadd(b: B) -> Form {
 }
 
 const FMUL_SCALE: Names = &[
-    (1, "D2"),
+    (1, "D8"),
     (2, "D4"),
-    (3, "D8"),
+    (3, "D2"),
     (4, ""),
     (5, "M2"),
     (6, "M4"),
@@ -64,8 +64,8 @@ fn fmul(b: B) -> Form {
     aluform("FMUL", 0x020, b)
         .ev("pyptx/fa_ws_pingpong_sm90a; survey FMUL 0x220/0x820/0xc20")
         .mf2(ff, fz)
-        .mf(78, 2, RND)
         .mf(84, 3, FMUL_SCALE)
+        .mf(78, 2, RND)
         .flag(77, "SAT")
         .op(gpr(16).def())
         .op(fa())
@@ -163,17 +163,37 @@ const MUFU_OP: Names = &[
     (9, "TANH"),
 ];
 
-fn mufu(b: B) -> Form {
+const MUFU_64H: Names = &[(6, "RCP64H"), (7, "RSQ64H")];
+const MUFU_32: Names = &[
+    (0, "COS"),
+    (1, "SIN"),
+    (2, "EX2"),
+    (3, "LG2"),
+    (4, "RCP"),
+    (5, "RSQ"),
+    (8, "SQRT"),
+    (9, "TANH"),
+];
+
+/// MUFU: `half` adds the .F16/.BF16 field (not with RCP64H/RSQ64H); the immediate of RCP64H
+/// and RSQ64H is the high half of a double.
+fn mufu(b: B, ops: Names, half: bool) -> Form {
     let f = form("MUFU", 0x108 | b.form_bits())
         .ev("pyptx/fa_ws_pingpong_sm90a, zluda/div_ftz; survey MUFU 0x308/0x908")
         .var()
-        .mf(74, 4, MUFU_OP);
-    let f = match b {
-        B::I => f,
-        _ => f.mf(72, 2, &[(0, ""), (1, "F16"), (2, "BF16")]),
+        .mf(74, 4, ops);
+    let f = if half {
+        f.mf(72, 2, &[(0, ""), (1, "F16"), (2, "BF16")])
+    } else {
+        f
     };
     let f = if b == B::U { f.hide(91, 1, 1) } else { f };
-    f.op(gpr(16).def()).op(fb(b, FloatFmt::F32))
+    let src = match b {
+        B::R => gpr(32).neg(63).abs(62),
+        _ if ops == MUFU_64H => fb(b, FloatFmt::F64Hi),
+        _ => fb(b, FloatFmt::F32),
+    };
+    f.op(gpr(16).def()).op(src)
 }
 
 fn frnd() -> Form {
@@ -185,7 +205,7 @@ fn frnd() -> Form {
         .hide(75, 3, 2)
         .hide(84, 3, 2)
         .op(gpr(16).def())
-        .op(gpr(32).reuse(1).neg(63).abs(62))
+        .op(gpr(32).neg(63).abs(62))
 }
 
 fn dadd(b: B) -> Form {
@@ -223,7 +243,7 @@ fn dmul(b: B) -> Form {
 
 fn dsetp(b: B) -> Form {
     let (code, src) = match b {
-        B::R => (0x22a, gpr(32).reuse(1).neg(63).abs(62).n(2)),
+        B::R => (0x22a, gpr(32).neg(63).abs(62).n(2)),
         B::I => (0x42a, fimm(32, 32, FloatFmt::F64Hi)),
         B::U => (0xe2a, ugpr(32).neg(63).abs(62).n(2)),
         B::C => (0x62a, cbank().neg(63).abs(62)),
@@ -240,9 +260,9 @@ fn dsetp(b: B) -> Form {
         .op(preds(87))
 }
 
-/// DSETP's comparison names: as FSETP's, but 15 is MAX.
+/// DSETP's comparison names: as FSETP's, but 0 is MIN and 15 is MAX.
 const DCMP: Names = &[
-    (0, "F"),
+    (0, "MIN"),
     (1, "LT"),
     (2, "EQ"),
     (3, "LE"),
@@ -270,45 +290,97 @@ fn hb() -> OpSpec {
     gpr(32).reuse(1).neg(63).abs(62).sfx(60, 2, SWZ_B)
 }
 
-fn hadd2(name: &'static str, fam: u16) -> Form {
+/// F32 (78) and BF16_V2 (85) are one field: both set is invalid.
+fn f32_bf16() -> (Field, Names) {
+    (
+        Field::split((78, 1), (85, 1)),
+        &[(0, ""), (1, "F32"), (2, "BF16_V2")],
+    )
+}
+
+/// HADD2 (0x230) and HMUL2 (0x232). HADD2.F32 (F32 output, bit 78) is a form of its own: its A
+/// has no `|x|` (bit 73 is ignored) and no reuse slot (kernels/half_precision; survey HADD2
+/// 0x230; tests/sass-probes/ptx/f16 shows `HADD2 R5, -|R5|, ...` without .F32).
+fn hadd2(name: &'static str, fam: u16, f32: bool) -> Form {
     // HADD2's second source uses reuse slot 2 (kernels/half_precision: `R0.reuse.H0_H0` with
     // control reuse bit 124), like FADD's.
     let b = if fam == 0x230 {
         OpSpec {
             reuse: Some(2),
-            ..hb()
+            ..hb_noswzf32()
         }
     } else {
-        hb()
+        gpr(32).reuse(1).neg(63).abs(62).sfx(60, 2, SWZ)
     };
-    let (ff, fz) = ftz_fmz();
-    form(name, fam)
-        .ev(if fam == 0x230 {
-            "kernels/half_precision; survey HADD2 0x230"
-        } else {
-            "HMUL2 0x232: layout shared with HADD2 (survey HADD2 0x230), checked by the property test"
-        })
-        .flag(85, "BF16_V2")
-        .flag(78, "F32")
-        .mf2(ff, fz)
+    let f = form(name, fam).ev(if fam == 0x230 {
+        "kernels/half_precision, tests/sass-probes/ptx/f16; survey HADD2 0x230"
+    } else {
+        "tests/sass-probes/ptx/f16 (mul.f16x2); layout shared with HADD2 (survey HADD2 0x230)"
+    });
+    let f = if f32 {
+        f.m("F32").hide(78, 1, 1)
+    } else {
+        f.flag(85, "BF16_V2")
+    };
+    let a = if f32 {
+        gpr(24).neg(72).sfx(74, 2, SWZ)
+    } else {
+        ha()
+    };
+    f.flag(80, "FTZ")
         .flag(77, "SAT")
         .op(gpr(16).def())
-        .op(ha())
+        .op(a)
         .op(b)
 }
 
 fn hfma2() -> Form {
     let (ff, fz) = ftz_fmz();
+    let (tf, tn) = f32_bf16();
     form("HFMA2", 0x231)
         .ev("kernels/half_precision; survey HFMA2 0x231")
-        .flag(85, "BF16_V2")
-        .flag(78, "F32")
+        .mf2(tf, tn)
         .mf2(ff, fz)
         .flag(77, "SAT")
         .op(gpr(16).def())
         .op(ha())
         .op(hb())
         .op(gpr(64).reuse(2).neg(84).abs(83).sfx(81, 2, SWZ))
+}
+
+/// HFMA2.MMA with the immediate pair in the B slot ([63:48], [47:32]) and C at [71:64].
+fn hfma2_mma_bimm(fmt: FloatFmt) -> Form {
+    let (ff, fz) = ftz_fmz();
+    let f = form("HFMA2", 0x835)
+        .ev("tests/sass-probes/ptx/f16 (fma.rn.f16x2 with a constant 1.0 pair)")
+        .m("MMA");
+    let f = if fmt == FloatFmt::BF16 {
+        f.m("BF16_V2").hide(85, 1, 1)
+    } else {
+        f
+    };
+    f.mf2(ff, fz)
+        .flag(77, "SAT")
+        .op(gpr(16).def())
+        .op(gpr(24).reuse(0).neg(72).abs(73))
+        .op(fimm(48, 16, fmt))
+        .op(fimm(32, 16, fmt))
+        .op(gpr(64).reuse(2).neg(84).abs(83))
+}
+
+fn hsetp2() -> Form {
+    form("HSETP2", 0x234)
+        .ev("tests/sass-probes/ptx/f16 (setp.lt.f16x2); NAK's layout (bf16 65, set op [70:69], H_AND 71) checked by the property test")
+        .mf(64, 2, &[(0, ""), (2, "BF16_V2")])
+        .mf(76, 4, FCMP)
+        .flag(71, "H_AND")
+        .flag(80, "FTZ")
+        .mf(69, 2, BOP)
+        .op(pred(81).def())
+        .op(pred(84).def())
+        .op(ha())
+        .op(hb_noswzf32())
+        .op(preds(87))
 }
 
 fn hfma2_mma(imm: Option<FloatFmt>) -> Form {
@@ -340,6 +412,14 @@ fn hfma2_mma(imm: Option<FloatFmt>) -> Form {
     }
 }
 
+fn hb_noswzf32() -> OpSpec {
+    gpr(32).reuse(1).neg(63).abs(62).sfx(60, 2, SWZ)
+}
+
+fn hb_noreuse() -> OpSpec {
+    gpr(32).neg(63).abs(62).sfx(60, 2, SWZ)
+}
+
 fn hset2() -> Form {
     form("HSET2", 0x233)
         .ev("zluda/set_f16, zluda/set_bf16; survey HSET2 0x233")
@@ -350,7 +430,7 @@ fn hset2() -> Form {
         .mf(69, 2, BOP)
         .op(gpr(16).def())
         .op(ha())
-        .op(hb())
+        .op(hb_noreuse())
         .op(preds(87))
 }
 
@@ -363,7 +443,7 @@ fn hmnmx2() -> Form {
         .flag(82, "XORSIGN")
         .op(gpr(16).def())
         .op(ha())
-        .op(hb())
+        .op(hb_noswzf32())
         .op(preds(87))
 }
 
@@ -383,25 +463,33 @@ pub(super) fn forms() -> Vec<Form> {
         v.push(fma("FFMA", 0x023, m, FloatFmt::F32, 1));
         v.push(fma("DFMA", 0x02b, m, FloatFmt::F64Hi, 2));
     }
-    for b in [B::R, B::I, B::U] {
-        v.push(mufu(b));
+    let _ = MUFU_OP;
+    for b in [B::R, B::U] {
+        v.push(mufu(b, MUFU_32, true));
+        v.push(mufu(b, MUFU_64H, false));
     }
+    v.push(mufu(B::I, MUFU_32, false));
+    v.push(mufu(B::I, MUFU_64H, false));
     v.push(
         form("FCHK", 0x302)
             .ev("zluda/div_ftz; survey FCHK 0x302")
             .var()
             .op(pred(81).def())
-            .op(fa())
-            .op(gpr(32).reuse(1).neg(63).abs(62)),
+            .op(gpr(24).neg(72).abs(73))
+            .op(gpr(32).neg(63).abs(62)),
     );
     v.push(frnd());
-    v.push(hadd2("HADD2", 0x230));
-    v.push(hadd2("HMUL2", 0x232));
+    v.push(hadd2("HADD2", 0x230, false));
+    v.push(hadd2("HADD2", 0x230, true));
+    v.push(hadd2("HMUL2", 0x232, false));
     v.push(hfma2());
     v.push(hfma2_mma(None));
     v.push(hfma2_mma(Some(FloatFmt::F16)));
     v.push(hfma2_mma(Some(FloatFmt::BF16)));
     v.push(hset2());
+    v.push(hsetp2());
+    v.push(hfma2_mma_bimm(FloatFmt::F16));
+    v.push(hfma2_mma_bimm(FloatFmt::BF16));
     v.push(hmnmx2());
     v
 }

@@ -162,7 +162,7 @@ fn addr_ldst(a: A, upos: u8) -> OpSpec {
         ),
         A::Ur64 => memop(
             PrefixSpec::None,
-            vec![t_r(24).sfx("64"), t_u(upos), t_i(40, 24)],
+            vec![t_r(24).sfx("64").nz(), t_u(upos), t_i(40, 24)],
         ),
         A::Ur32 => memop(
             PrefixSpec::None,
@@ -185,7 +185,7 @@ fn addr_atom(a: A) -> OpSpec {
         ),
         A::Ur64 => memop(
             PrefixSpec::None,
-            vec![t_r(24).sfx("64"), t_u(64), t_i(40, 24)],
+            vec![t_r(24).sfx("64").nz(), t_u(64), t_i(40, 24)],
         ),
         A::Ur32 => memop(
             PrefixSpec::None,
@@ -291,10 +291,11 @@ fn atom(name: &'static str, code: u16, a: A, ops: Names) -> Form {
     atom_bits(f, a)
 }
 
-/// ATOM with a float operation (opcode 0x9a2; type [76:73] | 87 << 4, operation [89:88]).
-fn atomf(a: A) -> Form {
-    let f = form("ATOM", 0x9a2)
-        .ev("probes/04_dsmem_ldst/atom_add_f32; survey ATOM 0x9a2; memfields.txt")
+/// ATOM/ATOMG with a float operation (opcodes 0x9a2/0x9a3; type [76:73] | 87 << 4,
+/// operation [89:88]).
+fn atomf(name: &'static str, code: u16, a: A) -> Form {
+    let f = form(name, code)
+        .ev("probes/04_dsmem_ldst/atom_add_f32, tests/sass-probes/ptx/atomics; survey ATOM 0x9a2; memfields.txt")
         .var()
         .m("E")
         .hide(72, 1, 1)
@@ -309,16 +310,16 @@ fn atomf(a: A) -> Form {
     atom_bits(f, a)
 }
 
-/// ATOM.CAS (opcode 0x38b, plain address; compare [39:32], value [71:64]).
-fn atom_cas() -> Form {
-    form("ATOM", 0x38b)
-        .ev("zluda/atom_cas, zluda/atom_add_float (CAST.SPIN); survey ATOM 0x38b")
+/// ATOM.CAS / ATOMG.CAS (opcodes 0x38b/0x3a9, plain address; compare [39:32], value [71:64]).
+fn atom_cas(name: &'static str, code: u16, kinds: Names) -> Form {
+    form(name, code)
+        .ev("zluda/atom_cas, zluda/atom_add_float (CAST.SPIN), tests/sass-probes/ptx/atomics (ATOMG.E.CAS); survey ATOM 0x38b")
         .var()
         .m("E")
         .hide(72, 1, 1)
-        .mf(87, 2, &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")])
+        .mf(87, 2, kinds)
         .mf(84, 3, EVICT)
-        .mf(73, 3, ATOM_TYPE)
+        .mf(73, 3, &[(0, ""), (1, "S32"), (2, "64"), (4, "128")])
         .mf(77, 4, SEM_ST)
         .op(pred(81).def())
         .op(gpr(16).def().nby(4, ATOM_TYPE_REGS))
@@ -336,18 +337,19 @@ fn redg(a: A) -> Form {
         .mf(87, 3, RED_OP)
         .hide(90, 1, 1)
         .mf(84, 3, EVICT)
-        .mf(73, 3, ATOM_TYPE)
+        .mf(73, 3, &[(0, ""), (1, "S32"), (2, "64"), (3, "S64")])
         .mf(77, 4, SEM_ST)
         .op(addr_atom(a))
         .op(gpr(32).nby(3, ATOM_TYPE_REGS));
     red_bits(f, a)
 }
 
-/// REDG's address-form bits: bit 70 stays clear in the descriptor form.
+/// REDG's address-form bits: 71 descriptor, 91 UR; the register is always `.64` (bit 90, which
+/// the other memory instructions use for `.64`/`.U32`, is always set in REDG).
 fn red_bits(f: Form, a: A) -> Form {
     match a {
         A::Desc => f.hide(71, 1, 1).hide(91, 1, 1),
-        _ => atom_bits(f, a),
+        _ => f.hide(91, 1, 1),
     }
 }
 
@@ -375,7 +377,7 @@ fn addr_shared(ur: bool, upos: u8) -> OpSpec {
     if ur {
         memop(PrefixSpec::None, vec![r, t_u(upos), t_i(40, 24)])
     } else {
-        memop(PrefixSpec::None, vec![r, t_i(40, 24)])
+        memop_abs(vec![r, t_i(40, 24)])
     }
 }
 
@@ -403,7 +405,7 @@ fn ldl(ur: bool) -> Form {
     let m = if ur {
         memop(PrefixSpec::None, vec![t_r(24).opt(), t_u(32), t_i(40, 24)])
     } else {
-        memop(PrefixSpec::None, vec![t_r(24).opt(), t_i(40, 24)])
+        memop_abs(vec![t_r(24).opt(), t_i(40, 24)])
     };
     form("LDL", 0x983)
         .ev("zluda/_Z9vectorAddPKfS0_Pfi (spills); survey LDL 0x983; memfields.txt")
@@ -421,7 +423,7 @@ fn stl() -> Form {
         .var()
         .mf(84, 3, EVICT)
         .mf(73, 3, SIZE)
-        .op(memop(PrefixSpec::None, vec![t_r(24).opt(), t_i(40, 24)]))
+        .op(memop_abs(vec![t_r(24).opt(), t_i(40, 24)]))
         .op(gpr(32).nby(1, SIZE_REGS))
 }
 
@@ -481,9 +483,12 @@ const MEMBAR_SCOPE: Names = &[(0, "CTA"), (1, "SM"), (2, "GPU"), (3, "SYS"), (5,
 pub(super) fn forms() -> Vec<Form> {
     let mut v = Vec::new();
     for a in [A::Desc, A::Ur64, A::Ur32, A::Plain] {
-        v.push(ldg(a));
+        // LDG/STG have no plain `[R+off]` form (survey: bit 91 clear does not decode).
+        if a != A::Plain {
+            v.push(ldg(a));
+            v.push(st("STG", 0x986, a));
+        }
         v.push(ld(a));
-        v.push(st("STG", 0x986, a));
         v.push(st("ST", if a == A::Plain { 0x385 } else { 0x985 }, a));
         let (ac, gc) = if a == A::Plain {
             (0x38a, 0x3a8)
@@ -493,12 +498,21 @@ pub(super) fn forms() -> Vec<Form> {
         v.push(atom("ATOM", ac, a, ATOM_OP));
         v.push(atom("ATOMG", gc, a, ATOMG_OP));
         if a != A::Plain {
-            v.push(atomf(a));
+            v.push(atomf("ATOM", 0x9a2, a));
+            v.push(atomf("ATOMG", 0x9a3, a));
+        }
+        if a == A::Desc || a == A::Ur64 {
             v.push(redg(a));
             v.push(redgf(a));
         }
     }
-    v.push(atom_cas());
+    v.push(atom_cas(
+        "ATOM",
+        0x38b,
+        &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")],
+    ));
+    // ATOMG has no CAST (bits 88:87 are not printed).
+    v.push(atom_cas("ATOMG", 0x3a9, &[(0, "CAS")]));
     for ur in [true, false] {
         v.push(lds(ur));
         v.push(sts(ur));
@@ -566,6 +580,42 @@ pub(super) fn forms() -> Vec<Form> {
             .op(gpr(32).nby(1, ATOM_TYPE_REGS)),
     );
     v.push(
+        form("ATOMS", 0x38c)
+            .ev("tests/sass-probes/ptx/atomics (atom.shared with a register address); memfields.txt")
+            .var()
+            .mf(87, 4, ATOM_OP)
+            .mf(73, 3, &[(0, ""), (1, "S32"), (2, "64"), (4, "128")])
+            .op(gpr(16).def().nby(1, ATOM_TYPE_REGS))
+            .op(memop_abs(vec![
+                t_r(24)
+                    .opt()
+                    .sfxf(78, 2, &[(0, ""), (1, "X4"), (2, "X8"), (3, "X16")]),
+                t_i(40, 24),
+            ]))
+            .op(gpr(32).nby(1, ATOM_TYPE_REGS)),
+    );
+    v.push(
+        form("QSPC", 0x3aa)
+            .ev("tests/sass-probes/ptx/atomics (isspacep fallback with a register address)")
+            .var()
+            .m("E")
+            .hide(72, 1, 1)
+            .mf(73, 2, &[(0, "G"), (2, "S"), (3, "D")])
+            .op(pred(81).def())
+            .op(gpr(16).def())
+            .op(memop(
+                PrefixSpec::None,
+                vec![
+                    {
+                        let mut r = t_r(24);
+                        r.regs = 2;
+                        r
+                    },
+                    t_i(40, 24),
+                ],
+            )),
+    );
+    v.push(
         form("ATOMS", 0xf8c)
             .ev("kernels/histogram_atomics (atomicAdd(&smem, 1) → ATOMS.POPC.INC.32); survey ATOMS 0xf8c")
             .var()
@@ -590,18 +640,15 @@ pub(super) fn forms() -> Vec<Form> {
         form("ATOMS", 0x38d)
             .ev("zluda/atom_add_float, probes/04_dsmem_ldst (CAST.SPIN loops); survey ATOMS 0x38d")
             .var()
-            .mf(87, 2, &[(1, "CAST"), (2, "CAS"), (3, "CAST.SPIN")])
+            .mf(87, 2, &[(0, "CAS"), (1, "CAST"), (3, "CAST.SPIN")])
             .mf(73, 3, &[(0, ""), (2, "64")])
             .op(gpr(16).def().nby(1, ATOM_TYPE_REGS))
-            .op(memop(
-                PrefixSpec::None,
-                vec![
-                    t_r(24)
-                        .opt()
-                        .sfxf(78, 2, &[(0, ""), (1, "X4"), (2, "X8"), (3, "X16")]),
-                    t_i(40, 24),
-                ],
-            ))
+            .op(memop_abs(vec![
+                t_r(24)
+                    .opt()
+                    .sfxf(78, 2, &[(0, ""), (1, "X4"), (2, "X8"), (3, "X16")]),
+                t_i(40, 24),
+            ]))
             .op(gpr(32).nby(1, ATOM_TYPE_REGS))
             .op(gpr(64).nby(1, ATOM_TYPE_REGS)),
     );
@@ -614,7 +661,7 @@ pub(super) fn forms() -> Vec<Form> {
                 .var()
                 .hide(91, 1, u64::from(ur))
                 .m("16")
-                .mf(78, 2, &[(0, "M88"), (1, "MT88"), (2, "M832"), (3, "M864")])
+                .mf(78, 2, &[(0, "M88"), (1, "MT88"), (3, "M832")])
                 .mf(72, 2, &[(0, ""), (1, "2"), (2, "4")])
                 .op(gpr(16).def().nby(2, &[(1, 2), (2, 4)]))
                 .op(memop(PrefixSpec::None, vec![t_r(24).opt(), t_i(40, 24)])),
@@ -643,7 +690,7 @@ pub(super) fn forms() -> Vec<Form> {
             .mf(71, 2, &[(0, ""), (1, "LTC64B"), (2, "LTC128B")])
             .mf(73, 3, &[(4, ""), (5, "64"), (6, "128")])
             .flag(82, "ZFILL")
-            .mf(77, 4, SEM_LD)
+            .mf(77, 4, LDGSTS_SEM)
             .hide(76, 1, 1)
             .hide(91, 1, 1)
             .hide(87, 4, PT7)
@@ -656,6 +703,26 @@ pub(super) fn forms() -> Vec<Form> {
     v.extend(tex_forms());
     v
 }
+
+/// LDGSTS's ordering field [80:77] (tests/sass-probes/memfields.txt).
+const LDGSTS_SEM: Names = &[
+    (0, ""),
+    (1, "CONSTANT.PRIVATE"),
+    (2, "CONSTANT.CTA"),
+    (3, "CONSTANT.CTA.PRIVATE"),
+    (4, "CONSTANT"),
+    (5, "MMIO.CTA"),
+    (6, "GPU.PRIVATE"),
+    (7, "MMIO.CTA.PRIVATE"),
+    (8, "MMIO.SM"),
+    (9, "CONSTANT.SM"),
+    (10, "MMIO.VC"),
+    (11, "CONSTANT.SM.PRIVATE"),
+    (12, "MMIO.GPU"),
+    (13, "CONSTANT.VC"),
+    (14, "CONSTANT.VC.PRIVATE"),
+    (15, "CONSTANT.GPU"),
+];
 
 const TEX_DIM: Names = &[
     (0, "1D"),
@@ -673,26 +740,15 @@ fn tex_forms() -> Vec<Form> {
         .ev("zluda/tex_read_*; survey TEX 0xf60")
         .var()
         .hide(91, 1, 1)
-        .mf(
-            87,
-            3,
-            &[
-                (0, ""),
-                (1, "LZ"),
-                (2, "LB"),
-                (3, "LL"),
-                (5, "LBA"),
-                (6, "LLA"),
-            ],
-        )
+        .mf(87, 3, &[(0, ""), (1, "LZ"), (2, "LB"), (3, "LL")])
         .mf(84, 3, EVICT)
         .flag(90, "NODEP")
         .op(pred(81).def().opt(PT7))
         .op(gpr(64).def())
         .op(gpr(16).def())
-        .op(gpr(24))
-        .op(gpr(32))
-        .op(ugpr(40))
+        .op(gpr(24).nz())
+        .op(gpr(32).opt(RZ_))
+        .op(ugpr(40).nz())
         .op(uimm(46, 8))
         .op(enm(61, 3, TEX_DIM))
         .op(uimm(72, 4).opt(0xf));
@@ -707,10 +763,20 @@ fn tex_forms() -> Vec<Form> {
         .op(pred(81).def().opt(PT7))
         .op(gpr(64).def())
         .op(gpr(16).def())
-        .op(gpr(24))
-        .op(ugpr(40))
+        .op(gpr(24).nz())
+        .op(ugpr(40).nz())
         .op(uimm(46, 8))
-        .op(enm(61, 3, TEX_DIM))
+        .op(enm(
+            61,
+            3,
+            &[
+                (0, "1D"),
+                (1, "2D"),
+                (2, "3D"),
+                (4, "ARRAY_1D"),
+                (5, "ARRAY_2D"),
+            ],
+        ))
         .op(uimm(72, 4).opt(0xf));
     vec![tex, tld]
 }

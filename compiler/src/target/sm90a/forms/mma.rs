@@ -74,7 +74,9 @@ fn qgmma() -> Form {
         .mf(76, 1, &[(0, "E4M3"), (1, "E5M2")])
         .mf(77, 1, &[(0, "E4M3"), (1, "E5M2")])
         .op(gpr(16).du().nby(0, gmma_regs()))
-        .op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![t_u(24)]), true))
+        .op(memop(PrefixSpec::GDesc, vec![t_u(24)])
+            .sfx(72, 1, &[(0, ""), (1, "negA")])
+            .sfx(63, 1, &[(0, ""), (1, "negB")]))
         .op(gpr(64).nby(0, gmma_regs()))
         .op(upreds(87).inv().opt(0))
         .op(enm(84, 3, &[(0, "gsb0")]).opt(7))
@@ -91,7 +93,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(gpr(16).def().nby(1, &[(0, 2), (1, 4)]))
             .op(gpr(24).reuse(0).nby(0, &[(0, 2), (1, 4)]))
             .op(gpr(32).reuse(1).nby(0, &[(0, 1), (1, 2)]))
-            .op(gpr(64).reuse(2).nby(1, &[(0, 2), (1, 4)]))
+            .op(gpr(64).nby(1, &[(0, 2), (1, 4)]))
             .op(upreds(87).inv().opt(0)),
         form("IMMA", 0x237)
             .ev("zluda/mma_m16n8k32_s32_s8_s8_s32; survey IMMA 0x237 (.ROW/.COL fixed at 73/74)")
@@ -105,7 +107,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(gpr(16).def().n(4))
             .op(gpr(24).reuse(0).sfx_fixed("ROW").n(2))
             .op(gpr(32).reuse(1).sfx_fixed("COL"))
-            .op(gpr(64).reuse(2).n(4))
+            .op(gpr(64).n(4))
             .op(upreds(87).inv().opt(0)),
         hgmma(false),
         hgmma(true),
@@ -116,6 +118,7 @@ pub(super) fn forms() -> Vec<Form> {
         form("WARPGROUP", 0x9c5)
             .ev("pyptx/fa_ws_pingpong_sm90a (wgmma.wait_group); tests/sass-probes/syncsfields.txt (count [74:72], gsb [86:84])")
             .var()
+            .no_wait()
             .m("DEPBAR")
             .m("LE")
             .hide(80, 1, 1)

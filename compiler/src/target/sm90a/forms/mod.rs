@@ -158,6 +158,7 @@ pub(crate) fn form(mnemonic: &'static str, opcode: u16) -> Form {
         mods: Vec::new(),
         ops: Vec::new(),
         uguard: false,
+        nowait: false,
         latency: Latency::Fixed,
         family: "",
         evidence: "",
@@ -213,6 +214,11 @@ impl Form {
         self.uguard = true;
         self
     }
+    /// The wait mask must be empty.
+    pub(crate) fn no_wait(mut self) -> Form {
+        self.nowait = true;
+        self
+    }
     /// Variable latency (scoreboard-tracked results).
     pub(crate) fn var(mut self) -> Form {
         self.latency = Latency::Variable;
@@ -231,6 +237,7 @@ fn op(spec: Spec) -> OpSpec {
         elide: None,
         role: Role::Use,
         regs: Regs::N(1),
+        nz: false,
     }
 }
 
@@ -329,7 +336,19 @@ pub(crate) fn rel_target(f: Field) -> OpSpec {
 }
 /// A memory operand.
 pub(crate) fn memop(prefix: PrefixSpec, terms: Vec<MemTermSpec>) -> OpSpec {
-    op(Spec::Mem(MemSpec { prefix, terms }))
+    op(Spec::Mem(MemSpec {
+        prefix,
+        terms,
+        abs_imm: false,
+    }))
+}
+/// A memory operand whose offset, printed alone, is an unsigned absolute address.
+pub(crate) fn memop_abs(terms: Vec<MemTermSpec>) -> OpSpec {
+    op(Spec::Mem(MemSpec {
+        prefix: PrefixSpec::None,
+        terms,
+        abs_imm: true,
+    }))
 }
 /// A GPR address term.
 pub(crate) fn t_r(pos: u8) -> MemTermSpec {
@@ -338,6 +357,7 @@ pub(crate) fn t_r(pos: u8) -> MemTermSpec {
         sfx: None,
         opt: false,
         regs: 1,
+        nz: false,
     }
 }
 /// A UR address term.
@@ -347,6 +367,7 @@ pub(crate) fn t_u(pos: u8) -> MemTermSpec {
         sfx: None,
         opt: false,
         regs: 1,
+        nz: false,
     }
 }
 /// A signed offset term.
@@ -356,6 +377,7 @@ pub(crate) fn t_i(pos: u8, width: u8) -> MemTermSpec {
         sfx: None,
         opt: true,
         regs: 0,
+        nz: false,
     }
 }
 
@@ -363,6 +385,11 @@ impl MemTermSpec {
     /// Omitted when zero.
     pub(crate) fn opt(mut self) -> MemTermSpec {
         self.opt = true;
+        self
+    }
+    /// RZ not allowed.
+    pub(crate) fn nz(mut self) -> MemTermSpec {
+        self.nz = true;
         self
     }
     /// A fixed suffix (`.64`, `.U32`).
@@ -385,6 +412,11 @@ impl MemTermSpec {
 }
 
 impl OpSpec {
+    /// The zero register is not allowed.
+    pub(crate) fn nz(mut self) -> OpSpec {
+        self.nz = true;
+        self
+    }
     /// Written.
     pub(crate) fn def(mut self) -> OpSpec {
         self.role = Role::Def;
@@ -451,14 +483,6 @@ impl OpSpec {
         self.elide = Some(Elide {
             value: v,
             with_next: false,
-        });
-        self
-    }
-    /// Left out when the raw value is `v` and the next operand is left out too.
-    pub(crate) fn opt_next(mut self, v: u64) -> OpSpec {
-        self.elide = Some(Elide {
-            value: v,
-            with_next: true,
         });
         self
     }

@@ -56,7 +56,7 @@ fn uiadd3(u: U, x: bool, wide: bool) -> Form {
     };
     let f = f
         .op(ugpr(16).def().n(n))
-        .op(upred(81).def().opt_next(PT7))
+        .op(upred(81).def().opt(PT7))
         .op(upred(84).def().opt(PT7))
         .op(a)
         .op(b)
@@ -230,6 +230,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(cbank()),
         form("S2UR", 0x9c3)
             .ev("pyptx/fa_ws_pingpong_sm90a, probes/02_cluster_sregs (SR_CgaCtaId 0x88, SR_SWINHI 0x2f); survey S2UR 0x9c3")
+            .uguard()
             .var()
             .op(ugpr(16).def())
             .op(sreg(72)),
@@ -257,8 +258,15 @@ pub(super) fn forms() -> Vec<Form> {
         form("R2UR", 0x2ca)
             .ev("pyptx/fa_ws_pingpong_sm90a, probes/16_tma_elect; survey R2UR 0x2ca")
             .var()
-            .flag(84, "OR")
             .op(pred(81).def().opt(PT7))
+            .op(ugpr(16).def())
+            .op(gpr(24).reuse(0)),
+        form("R2UR", 0x2ca)
+            .ev("survey R2UR 0x2ca (.OR, bit 84, always prints its predicate output)")
+            .var()
+            .m("OR")
+            .hide(84, 1, 1)
+            .op(pred(81).def())
             .op(ugpr(16).def())
             .op(gpr(24).reuse(0)),
         form("UP2UR", 0x883)
@@ -279,6 +287,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(uimm(32, 32).opt(0xff)),
         form("USETMAXREG", 0x9c8)
             .ev("pyptx/fa_ws_pingpong_sm90a; survey USETMAXREG 0x9c8")
+            .uguard()
             .var()
             .hide(91, 1, 1)
             .m("DEALLOC")
@@ -289,6 +298,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(uimm(32, 10)),
         form("USETMAXREG", 0x9c8)
             .ev("pyptx/fa_ws_pingpong_sm90a; survey USETMAXREG 0x9c8")
+            .uguard()
             .var()
             .hide(91, 1, 1)
             .m("TRY_ALLOC")
