@@ -1,10 +1,10 @@
 //! A kernel's code, decoded once with ptxc's sm_90a instruction model.
 //!
-//! The decoder gives nvdisasm's canonical text, which leaves out operands at their default
-//! (a trailing `PT`, an `RZ` address term…). The simulator wants every operand slot of the form in
-//! a fixed place, so [`Decoded::ops`] restores the left-out ones: slot `i` of `ops` is always
-//! slot `i` of the form, in nvdisasm's printing order (which is the semantic order: destination,
-//! sources, predicates).
+//! nvdisasm's text leaves out operands at their default (a trailing `PT`, an `RZ` address
+//! term…). The simulator wants every operand slot of the form in a fixed place: slot `i` of
+//! [`Decoded::ops`] is always slot `i` of the form, in nvdisasm's printing order (which is the
+//! semantic order: destination, sources, predicates). The decoder keeps left-out operands
+//! (marked hidden); for an instruction built without them they are restored from the form.
 
 use ptxc::target::sm90a::form::{Form, ImmFmt, Spec};
 use ptxc::target::sm90a::{Instr, Operand, OperandKind, b as breg, decode_with_form, p, r, up, ur};
@@ -81,6 +81,10 @@ fn decode_one(w: [u64; 2], addr: u64) -> Result<Decoded, String> {
 /// The operands of every slot, in form order, with the left-out ones put back.
 fn full_operands(f: &Form, w: &[u64; 2], instr: &Instr) -> Result<Vec<Operand>, String> {
     let n = f.ops.len();
+    // The decoder keeps left-out operands (marked hidden): every slot is there.
+    if instr.operands.len() == n {
+        return Ok(instr.operands.clone());
+    }
     let mut elided = vec![false; n];
     for i in (0..n).rev() {
         if let Some(e) = f.ops[i].elide {
