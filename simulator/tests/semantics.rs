@@ -600,3 +600,65 @@ fn random_code_never_panics() {
         let _ = dev.launch(&k, &cfg);
     }
 }
+
+/// A thread spinning on a flag that a thread of the same warp at a higher PC sets: independent
+/// thread scheduling lets the setter run.
+#[test]
+fn spin_wait_in_one_warp_makes_progress() {
+    let src = format!(
+        "{PRO}
+        S2UR UR6, SR_CgaCtaId
+        UMOV UR7, 0x400
+        ULEA UR6, UR6, UR7, 0x18
+        ISETP.NE.AND P0, PT, R0, RZ, PT
+        @P0 BRA %setter
+    spin:
+        LDS R5, [UR6]
+        ISETP.EQ.AND P1, PT, R5, RZ, PT
+        @P1 BRA %spin
+        MOV R10, R5
+        BRA %store
+    setter:
+        MOV R5, 0x2a
+        STS [UR6], R5
+        MOV R10, 0x1
+    store:
+        {STORE_R10}"
+    );
+    let r = words(&run(&src, 2, 8));
+    assert_eq!(r, [42, 1]);
+}
+
+/// A barrier with a thread count counts whole warps: 40 threads fill two warps of 64.
+#[test]
+fn counted_barrier_counts_warps() {
+    let src = format!(
+        "{PRO}
+        MOV R10, 0x5
+        BAR.SYNC.DEFER_BLOCKING 0x0, 0x40
+        {STORE_R10}"
+    );
+    let r = words(&run(&src, 40, 160));
+    assert!(r.iter().all(|&v| v == 5));
+}
+
+/// UP2UR/UR2UP save and restore the uniform predicates.
+#[test]
+fn uniform_predicate_save_restore() {
+    let r = one("
+        UISETP.EQ.U32.AND UP0, UPT, URZ, URZ, UPT
+        UISETP.NE.U32.AND UP1, UPT, URZ, URZ, UPT
+        UP2UR.B3 UR8, UPR, URZ, 0xff
+        UISETP.NE.U32.AND UP0, UPT, URZ, URZ, UPT
+        UR2UP UPR, UR8.B3, 0xff
+        USEL UR9, URZ, 0x1, UP0
+        USEL UR10, URZ, 0x1, UP1
+        MOV R10, UR8
+        MOV R11, UR9
+        STG.E.64 desc[UR4][R2.64], R10
+        MOV R10, UR10
+        STG.E desc[UR4][R2.64+0x8], R10
+        EXIT
+    ");
+    assert_eq!(&r[0..3], &[0x0100_0000, 0, 1]);
+}

@@ -318,3 +318,40 @@ fn zluda_kernels_on_the_simulator() {
         );
     }
 }
+
+/// Damaged cubins never panic the loader or the simulator: each gives a result or an error.
+#[test]
+fn damaged_cubins_never_panic() {
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut loaded = 0;
+    for c in cases().iter().step_by(12) {
+        let Some(cubin) = ptxas(&c.ptx, &[]).and_then(|r| r.cubin) else {
+            continue;
+        };
+        for _ in 0..40 {
+            let mut b = cubin.clone();
+            for _ in 0..1 + next() % 8 {
+                let i = (next() % b.len() as u64) as usize;
+                b[i] ^= 1 << (next() % 8);
+            }
+            if next() % 8 == 0 {
+                b.truncate((next() % b.len() as u64) as usize);
+            }
+            if let Ok(k) = Kernel::from_cubin(&b, &c.name) {
+                loaded += 1;
+                let mut dev = Device::new();
+                let o = dev.global.alloc("out", padded(vec![0; 64]));
+                let mut cfg = LaunchConfig::new([1, 1, 1], [c.block, 1, 1]).params_u64(&[o, o]);
+                cfg.max_steps = 10_000;
+                let _ = dev.launch(&k, &cfg);
+            }
+        }
+    }
+    println!("damaged cubins: {loaded} loaded and run");
+}

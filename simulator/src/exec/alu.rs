@@ -59,10 +59,41 @@ pub(super) fn exec(m: &str, d: &Decoded, cx: &mut Cx) -> R<Option<Flow>> {
             cx.set(d, op(d, 0)?, a)?;
         }
         "IDP" => idp(d, cx)?,
+        "UP2UR" => {
+            // UP2UR.Bn URd, UPR, URa, mask: the uniform predicates into byte n of URa.
+            allow(d, &["B1", "B2", "B3"])?;
+            let sh = byte_sel(d.mods().first().copied());
+            let a = cx.src(d, op(d, 2)?)?;
+            let mask = imm(d, 3)? as u32 & 0xff;
+            let preds = u32::from(cx.u.up & 0x7f);
+            cx.set(d, op(d, 0)?, (a & !(mask << sh)) | ((preds & mask) << sh))?;
+        }
+        "UR2UP" => {
+            // UR2UP UPR, URa.Bn, mask: byte n of URa into the uniform predicates.
+            allow(d, &[])?;
+            let o = op(d, 1)?;
+            let sh = byte_sel(o.suffix.first().copied());
+            let v = cx.src(d, o)? >> sh;
+            let mask = match d.ops.get(2).map(|o| &o.kind) {
+                Some(OperandKind::Int(m)) => *m as u32 & 0x7f,
+                _ => 0x7f,
+            } as u8;
+            cx.u.up = (cx.u.up & !mask) | (v as u8 & mask) | 0x80;
+        }
         "I2IP" => i2ip(d, cx)?,
         _ => return Ok(None),
     }
     Ok(Some(Flow::Next))
+}
+
+/// The bit offset of a `.B1/.B2/.B3` byte selector.
+fn byte_sel(s: Option<&str>) -> u32 {
+    match s {
+        Some("B1") => 8,
+        Some("B2") => 16,
+        Some("B3") => 24,
+        _ => 0,
+    }
 }
 
 fn neg_if(v: u32, o: &Operand) -> u32 {

@@ -56,6 +56,7 @@ pub(super) fn exec(m: &str, d: &Decoded, cx: &mut Cx) -> R<Option<Flow>> {
         "LDC" => ldc(d, cx)?,
         "ATOM" | "ATOMG" | "ATOMS" | "REDG" => atom(m, d, cx)?,
         "LDGSTS" => ldgsts(d, cx)?,
+        "QSPC" => qspc(d, cx)?,
         "LDGDEPBAR" | "DEPBAR" | "MEMBAR" | "ERRBAR" | "CGAERRBAR" | "CCTL" | "FENCE" => {
             // Ordering only.
         }
@@ -395,4 +396,24 @@ fn ldgsts(d: &Decoded, cx: &mut Cx) -> R<()> {
         data[..n - zero].copy_from_slice(&part);
     }
     write(cx, Space::Shared, false, dst, &data)
+}
+
+/// QSPC.E.{G,S,D} Pd, RZ, [a]: whether a generic address is global, in the own CTA's shared
+/// memory, or in a cluster's (distributed) shared memory.
+fn qspc(d: &Decoded, cx: &mut Cx) -> R<()> {
+    allow(d, &["E", "G", "S", "D"])?;
+    let rd = op(d, 1)?;
+    if !matches!(rd.kind, ptxc::target::sm90a::OperandKind::Reg(r) if r.is_zero_or_true()) {
+        return unimpl(d, "QSPC with a register result");
+    }
+    let a = cx.address(d, 2, true)?;
+    let (space, off) = mem::resolve_generic(a);
+    let r = if d.has("G") {
+        space == Space::Global
+    } else if d.has("S") {
+        space == Space::Shared && off >> 24 == 0
+    } else {
+        space == Space::Shared
+    };
+    cx.set_pred(d, op(d, 0)?, r)
 }

@@ -131,7 +131,14 @@ pub(crate) struct Warp {
     pub threads: Vec<Thread>,
     pub u: WarpRegs,
     pub id: u32,
+    /// Consecutive issues of the lowest-PC group while other groups could run.
+    pub starve: u32,
 }
+
+/// After this many consecutive issues of the lowest-PC group while another group of the same
+/// warp could run, the next group gets one issue (the GPU's independent thread scheduling
+/// guarantees every thread progress: a thread spinning on a flag another one sets must not hang).
+const STARVE_LIMIT: u32 = 20_000;
 
 /// What the launch looks like from inside (special registers).
 #[derive(Clone, Debug)]
@@ -510,7 +517,10 @@ impl Device {
         // Constant banks.
         let mut banks: BTreeMap<u32, Bank> = BTreeMap::new();
         for (n, data) in &k.banks {
-            banks.entry(*n).or_default().set(0, data);
+            // Bank 0 in the cubin is only a template the driver fills: the launch defines it.
+            if *n != 0 {
+                banks.entry(*n).or_default().set(0, data);
+            }
         }
         for r in &k.relocs {
             let Some(base) = gaddr.get(r.global) else {
@@ -608,6 +618,7 @@ fn run_cta(
                             up: 0x80,
                         },
                         id: n / 32,
+                        starve: 0,
                     });
                 }
                 if let Some(w) = warps.last_mut() {
@@ -676,27 +687,49 @@ fn describe(warps: &[Warp], prog: &Program) -> String {
     parts.join("; ")
 }
 
-/// Opens the CTA barriers that every expected thread has reached.
+/// Opens the CTA barriers that every expected thread has reached. Without a thread count a
+/// barrier waits for every non-exited thread of the CTA; with one, arrivals count in whole warps
+/// as on the GPU (the exited and absent lanes of a warp that arrives count as arrived).
 fn release_cta_barriers(warps: &mut [Warp]) -> bool {
     let live: u32 = warps
         .iter()
         .flat_map(|w| &w.threads)
         .filter(|t| t.state != State::Exited)
         .count() as u32;
-    let mut waiting: BTreeMap<u32, (u32, Option<u32>)> = BTreeMap::new();
-    for t in warps.iter().flat_map(|w| &w.threads) {
-        if let State::Bar(b) = t.state {
-            let e = waiting.entry(b.id).or_insert((0, b.count));
-            e.0 += 1;
-            if b.count.is_some() {
-                e.1 = b.count;
+    // Per barrier: (threads waiting, thread count, warp-granular arrivals).
+    let mut waiting: BTreeMap<u32, (u32, Option<u32>, u32)> = BTreeMap::new();
+    for w in warps.iter() {
+        let live_in_warp = w
+            .threads
+            .iter()
+            .filter(|t| t.state != State::Exited)
+            .count() as u32;
+        let mut here: BTreeMap<u32, (u32, Option<u32>)> = BTreeMap::new();
+        for t in &w.threads {
+            if let State::Bar(b) = t.state {
+                let e = here.entry(b.id).or_insert((0, b.count));
+                e.0 += 1;
+                if b.count.is_some() {
+                    e.1 = b.count;
+                }
             }
+        }
+        for (id, (n, count)) in here {
+            let e = waiting.entry(id).or_insert((0, None, 0));
+            e.0 += n;
+            if count.is_some() {
+                e.1 = count;
+            }
+            e.2 += n + (32 - live_in_warp);
         }
     }
     let mut released = false;
-    for (id, (n, count)) in waiting {
-        let expected = count.unwrap_or(live).min(live);
-        if n < expected {
+    for (id, (n, count, warp_arrivals)) in waiting {
+        let open = match count {
+            None => n >= live,
+            Some(k) => warp_arrivals >= k,
+        };
+        if !open {
             continue;
         }
         // Reduce and release.
@@ -751,6 +784,22 @@ fn run_warp(
         }
         if pc == usize::MAX {
             return Ok(steps);
+        }
+        let next = w
+            .threads
+            .iter()
+            .filter(|t| t.state == State::Run && t.pc > pc)
+            .map(|t| t.pc)
+            .min();
+        match next {
+            Some(other) => {
+                w.starve += 1;
+                if w.starve > STARVE_LIMIT {
+                    w.starve = 0;
+                    pc = other;
+                }
+            }
+            None => w.starve = 0,
         }
         if *budget == 0 {
             return Err(SimError::StepLimit(max_steps));
