@@ -12,6 +12,9 @@ const R_CUDA_32: u32 = 1;
 /// `R_CUDA_64`: a 64-bit absolute address.
 const R_CUDA_64: u32 = 2;
 
+/// The largest global-variable section loaded (64 MiB).
+const MAX_GLOBAL_SECTION: u64 = 1 << 26;
+
 /// A global variable section that a launch allocates in global memory.
 #[derive(Clone, Debug)]
 pub struct GlobalData {
@@ -101,6 +104,12 @@ impl Kernel {
         for s in file.sections() {
             let Ok(sname) = s.name() else { continue };
             if sname == ".nv.global.init" || sname == ".nv.global" {
+                if s.size() > MAX_GLOBAL_SECTION {
+                    return Err(bad(format!(
+                        "{sname}: {} bytes of global variables is more than this simulator holds",
+                        s.size()
+                    )));
+                }
                 let data = if sname == ".nv.global" {
                     vec![0u8; s.size() as usize]
                 } else {
@@ -165,6 +174,11 @@ impl Kernel {
                             sym.name().unwrap_or("?")
                         )));
                     };
+                    if off.saturating_add(size as u64) > s.size() {
+                        return Err(bad(format!(
+                            "{sname}: relocation at 0x{off:x} is outside the section"
+                        )));
+                    }
                     relocs.push(BankReloc {
                         bank,
                         offset: off as usize,

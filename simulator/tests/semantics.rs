@@ -662,3 +662,31 @@ fn uniform_predicate_save_restore() {
     ");
     assert_eq!(&r[0..3], &[0x0100_0000, 0, 1]);
 }
+
+/// Warps interleave: warp 0 spins on a flag in global memory that warp 1 sets.
+#[test]
+fn spin_wait_across_warps() {
+    let src = format!(
+        "{PRO}
+        ISETP.NE.AND P0, PT, R0, RZ, PT
+        ISETP.NE.AND P2, PT, R0, 0x20, PT
+        @!P0 BRA %spin
+        @!P2 BRA %setter
+        MOV R10, RZ
+        BRA %store
+    spin:
+        LDG.E.STRONG.GPU R5, desc[UR4][R2.64+0x100]
+        ISETP.EQ.AND P1, PT, R5, RZ, PT
+        @P1 BRA %spin
+        MOV R10, R5
+        BRA %store
+    setter:
+        MOV R10, 0x2a
+        STG.E.STRONG.GPU desc[UR4][R2.64+0x100], R10
+    store:
+        {STORE_R10}"
+    );
+    let r = words(&run(&src, 64, 260));
+    assert_eq!(r[0], 42);
+    assert_eq!(r[32], 42);
+}

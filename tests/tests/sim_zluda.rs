@@ -7,7 +7,9 @@
 //! no input, and both parameters point at the output buffer.
 //!
 //! 1. **ptxas's cubin on the simulator** validates the simulator: every kernel ptxas accepts is
-//!    run and compared. The figure may only go up ([`PTXAS_FLOOR`]).
+//!    run and compared. The figure may only go up ([`PTXAS_FLOOR`]). The same kernels assembled
+//!    with `ptxas -O0` (other instruction choices, unfused, more moves and conversions) are a
+//!    second check ([`PTXAS_O0_FLOOR`]).
 //! 2. **ptxc's code on the simulator** tests ptxc: every kernel ptxc compiles is run the same
 //!    way; failures are printed, not asserted (the compiler is under development).
 //!
@@ -23,8 +25,16 @@ use ptxc_sim::{Device, Kernel, LaunchConfig, SimError};
 use ptxc_tests::{ptxas, shared_dir};
 use std::path::{Path, PathBuf};
 
-/// The number of ZLUDA kernels whose ptxas cubin must reproduce the expected output.
+/// The number of ZLUDA kernels whose ptxas cubin must reproduce the expected output: all of
+/// them (179 of the 179 with io data that ptxas accepts).
 const PTXAS_FLOOR: usize = 179;
+
+/// The same with `ptxas -O0` (178 cubins: on `multiple_return` ptxas -O0 stops with an internal
+/// compiler error, C7907). The 19 that do not run are words ptxc's instruction model cannot decode
+/// yet, not simulator gaps: `WARPSYNC.COLLECTIVE R, target` (the -O0 form of every
+/// `shfl/vote/match/redux.sync`, 17 kernels), `F2F.BF16.F32` (uint_to_fp_bf16) and
+/// `LDGSTS … , !P0` with an ignore-source predicate (cp_async).
+const PTXAS_O0_FLOOR: usize = 159;
 
 /// Relative tolerance for kernels with approximate instructions.
 const APPROX_TOL: f64 = 1.0 / (1u64 << 20) as f64;
@@ -274,6 +284,35 @@ fn zluda_kernels_on_the_simulator() {
             } else {
                 ptxas_close.join(", ")
             }
+        );
+    }
+
+    // 1b. ptxas without optimisation: other instruction choices for the same kernels.
+    if !skipped_tools {
+        let mut ok = 0;
+        let mut total = 0;
+        let mut bad = Vec::new();
+        for c in &cases {
+            let Some(cubin) = ptxas(&c.ptx, &["-O0"]).and_then(|r| r.cubin) else {
+                continue;
+            };
+            total += 1;
+            match Kernel::from_cubin(&cubin, &c.name)
+                .and_then(|k| run(&k, c))
+                .map_err(|e| e.to_string())
+                .and_then(|got| compare(c, &got))
+            {
+                Ok(_) => ok += 1,
+                Err(e) => bad.push(format!("  {}: {e}", c.name)),
+            }
+        }
+        println!("sim-ptxas-O0: {ok}/{total} zluda kernels match their expected outputs");
+        for b in &bad {
+            println!("{b}");
+        }
+        assert!(
+            ok >= PTXAS_O0_FLOOR,
+            "the simulator reproduces {ok} ptxas -O0 kernels, fewer than {PTXAS_O0_FLOOR}"
         );
     }
 

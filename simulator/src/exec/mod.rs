@@ -765,7 +765,12 @@ fn release_cta_barriers(warps: &mut [Warp]) -> bool {
     released
 }
 
-/// Runs a warp until none of its threads can run; returns the instructions issued.
+/// How many instructions a warp issues before the next warp's turn: warps interleave, so a
+/// warp waiting on a flag in memory that another warp sets does not hang.
+const SLICE: u64 = 1000;
+
+/// Runs a warp until none of its threads can run or its time slice is over; returns the
+/// instructions issued.
 fn run_warp(
     w: &mut Warp,
     prog: &Program,
@@ -776,6 +781,9 @@ fn run_warp(
     let mut steps = 0u64;
     loop {
         release_warp_syncs(w);
+        if steps >= SLICE {
+            return Ok(steps);
+        }
         let mut pc = usize::MAX;
         for t in &w.threads {
             if t.state == State::Run && t.pc < pc {
