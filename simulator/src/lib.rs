@@ -31,20 +31,26 @@
 //!   (x fastest). A thread has R0–R254 (RZ reads 0), P0–P6 (PT reads true), the convergence
 //!   barriers B0–B15, its own PC and its own local memory; a warp has UR0–UR62 (URZ) and
 //!   UP0–UP6 (UPT).
-//! * **SIMT.** A warp runs one instruction at a time for the group of its runnable threads that
-//!   are at the lowest PC (so divergent paths run one after the other and threads meet again
-//!   when they reach the same PC). Per-thread instructions are evaluated thread by thread, in
-//!   lane order, each under its own guard predicate; uniform-datapath instructions (`U*`,
-//!   guarded by a `UP`) run once for the group. Warp-collective instructions (`SHFL`, `VOTE`,
-//!   `VOTEU`, `MATCH`, `REDUX`, `ELECT`, `R2UR`, `BRA.U.ANY`, `BRA.DIV`, `LDSM`, `HMMA`,
-//!   `IMMA`) read the registers of the whole group before writing any.
+//! * **SIMT.** A warp issues one instruction at a time for the group of its runnable threads
+//!   that are at the lowest PC, so divergent paths run one after the other and threads meet
+//!   again when they reach the same PC. (If the lowest group keeps the warp for 20 000 issues
+//!   while another group could run, the next group gets an issue: independent thread scheduling
+//!   guarantees progress to a thread that another thread of its warp is waiting for.)
+//!   Per-thread instructions are evaluated thread by thread, in lane order, each under its own
+//!   guard predicate; uniform-datapath instructions (`U*`, guarded by a `UP`) run once for the
+//!   group. Warp-collective instructions (`SHFL`, `VOTE`, `VOTEU`, `MATCH`, `REDUX`, `ELECT`,
+//!   `R2UR`, `BRA.U.ANY`, `BRA.DIV`, `BREAK`, `LDSM`, `HMMA`, `IMMA`) read the registers of the
+//!   whole group before writing any.
 //! * **Synchronisation.** `BSSY Bx` records the executing group's mask in Bx; `BSYNC Bx` waits
 //!   until every thread of that mask has arrived at the same `BSYNC` or exited; `BREAK` removes
 //!   threads from a barrier. `WARPSYNC mask` waits until every non-exited thread of the mask is
-//!   at the same `WARPSYNC`. `BAR.SYNC`/`BAR.RED`/`BAR.ARV` are CTA barriers: the CTA runs its
-//!   warps in turn until each is blocked or done, and a barrier opens when all non-exited threads
-//!   (or the given thread count) have arrived; `B2R.RESULT` reads the reduction. A state where no
-//!   thread can run is reported as a deadlock, and a step budget bounds every launch.
+//!   at the same `WARPSYNC`. `BAR.SYNC` and `BAR.RED` are CTA barriers: a barrier without a
+//!   thread count opens when every non-exited thread of the CTA has arrived, one with a count
+//!   when that many threads have, counted in whole warps as on the GPU; `B2R.RESULT` reads the
+//!   reduction. The warps of a CTA take turns, 1000 instructions at a time or until blocked, so
+//!   a warp waiting on memory another warp writes makes progress; the CTAs of a grid run one
+//!   after the other. A state where no thread can run is reported as a deadlock, and a step
+//!   budget ([`LaunchConfig::max_steps`]) bounds every launch.
 //! * **Memory.** See [`mem`]: global buffers at fake 64-bit addresses, constant banks from the
 //!   cubin and the launch (bank 0: `%ntid` at 0x0, `%nctaid` at 0xc, the local window at 0x20,
 //!   the stack pointer at 0x28, the dynamic shared size at 0x2c, the global descriptor at 0x208,

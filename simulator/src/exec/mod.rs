@@ -16,6 +16,14 @@ use ptxc::target::sm90a::form::{MemSpec, PrefixSpec, Spec, TermSpec};
 use ptxc::target::sm90a::{FloatFmt, Operand, OperandKind, Reg, RegFile};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Bank-0 offsets beyond those of `ptxc_runtime_abi::cbank0` (ptxas-facts.md §c): the local
+/// window (`cvta.local`), the initial stack pointer, `%dynamic_smem_size`, the global memory
+/// descriptor of `desc[UR][…]` addresses.
+const CB0_LOCAL_WINDOW: usize = 0x20;
+const CB0_STACK: usize = 0x28;
+const CB0_DYNAMIC_SMEM: usize = 0x2c;
+const CB0_GLOBAL_DESC: usize = 0x208;
+
 /// How to launch a kernel.
 #[derive(Clone, Debug)]
 pub struct LaunchConfig {
@@ -534,19 +542,21 @@ impl Device {
                 b.set_u64(r.offset, v);
             }
         }
+        // Bank 0 as the driver fills it (ptxas-facts.md §c).
+        use runtime_abi::cbank0;
         let b0 = banks.entry(0).or_default();
         for (i, v) in cfg.block.iter().enumerate() {
-            b0.set_u32(4 * i, *v);
+            b0.set_u32(cbank0::NTID as usize + 4 * i, *v);
         }
         for (i, v) in cfg.grid.iter().enumerate() {
-            b0.set_u32(0xc + 4 * i, *v);
+            b0.set_u32(cbank0::NCTAID as usize + 4 * i, *v);
         }
-        b0.set_u64(0x20, mem::LOCAL_WINDOW);
-        b0.set_u32(0x28, mem::STACK_TOP);
-        b0.set_u32(0x2c, cfg.dynamic_shared);
+        b0.set_u64(CB0_LOCAL_WINDOW, mem::LOCAL_WINDOW);
+        b0.set_u32(CB0_STACK, mem::STACK_TOP);
+        b0.set_u32(CB0_DYNAMIC_SMEM, cfg.dynamic_shared);
         // The global memory descriptor: its value does not matter for address arithmetic.
-        b0.set_u64(0x208, 0);
-        b0.set(0x210, &cfg.params);
+        b0.set_u64(CB0_GLOBAL_DESC, 0);
+        b0.set(cbank0::PARAM_BASE as usize, &cfg.params);
 
         let mut stats = Stats::default();
         let mut budget = cfg.max_steps;
