@@ -54,7 +54,7 @@
 //! * **Memory.** See [`mem`]: global buffers at fake 64-bit addresses, constant banks from the
 //!   cubin and the launch (bank 0: `%ntid` at 0x0, `%nctaid` at 0xc, the local window at 0x20,
 //!   the stack pointer at 0x28, the dynamic shared size at 0x2c, the global descriptor at 0x208,
-//!   parameters from 0x210), shared memory with the CTA rank in address bits [31:24], per-thread
+//!   parameters from 0x210), shared memory with the CTA rank in address bits \[31:24\], per-thread
 //!   local memory through R1, and generic addresses that map onto all three. Reading a constant
 //!   the launch did not define, or memory outside every buffer, is an error.
 //! * **Arithmetic.** Integer instructions are exact. Floating-point instructions round exactly

@@ -9,8 +9,8 @@
 //! | shared (generic) | `SR_SWINHI << 32` = [`SHARED_WINDOW`], plus the 32-bit shared address |
 //! | local (generic) | [`LOCAL_WINDOW`] (`c[0x0][0x20]`) plus the 24-bit local offset |
 //!
-//! A 32-bit shared address holds the CTA rank in bits [31:24] (0 in a one-CTA launch) and the
-//! offset in bits [23:0]; user data starts at 0x400 after the reserved 1 KiB. Local memory is
+//! A 32-bit shared address holds the CTA rank in bits \[31:24\] (0 in a one-CTA launch) and the
+//! offset in bits \[23:0\]; user data starts at 0x400 after the reserved 1 KiB. Local memory is
 //! private to each thread; the stack pointer R1 starts at [`STACK_TOP`] (`c[0x0][0x28]`) and
 //! grows down. Every access outside the defined memory is an error, never a silent zero.
 
@@ -205,7 +205,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// The offset of a 32-bit shared address (rank in [31:24] must be 0: the own CTA).
+    /// The offset of a 32-bit shared address (rank in \[31:24\] must be 0: the own CTA).
     fn offset(&self, addr: u64, len: usize) -> Result<usize, SimError> {
         let a = addr & 0xffff_ffff;
         if addr >> 32 != 0 || a >> 24 != 0 {
