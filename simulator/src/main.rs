@@ -1,4 +1,5 @@
-//! `ptxc-sim CUBIN KERNEL [options]`: runs one kernel of a cubin on the simulator.
+//! `ptxc-sim CUBIN KERNEL [options]`: runs one kernel of a cubin on the simulator. With a
+//! `.ptx` file instead of a cubin, the kernel is compiled by ptxc first (`ptxc::driver`).
 //!
 //! Parameters are given in order, each naturally aligned from `c[0x0][0x210]`:
 //! `--input FILE` (a global buffer holding the file, its address passed), `--output N` (a
@@ -9,8 +10,27 @@
 use ptxc_sim::{Device, Kernel, LaunchConfig};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: ptxc-sim CUBIN KERNEL [--block X,Y,Z] [--grid X,Y,Z] [--shared N] \
-                     [--input FILE | --output N | --u32 V | --u64 V]...";
+const USAGE: &str = "usage: ptxc-sim CUBIN|PTX KERNEL [--block X,Y,Z] [--grid X,Y,Z] \
+                     [--shared N] [--input FILE | --output N | --u32 V | --u64 V]...";
+
+/// Compiles `kernel` of a PTX file with ptxc.
+fn compile_ptx(path: &str, kernel: &str) -> Result<Kernel, String> {
+    use ptxc::diag::SourceFile;
+    use ptxc::driver;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let src = SourceFile::new(path.to_string(), text);
+    let render =
+        |d: Vec<ptxc::diag::Diagnostic>| d.first().map(|d| src.render(d)).unwrap_or_default();
+    let checked = driver::frontend(&src, ptxc::frontend::check::Arch::SM90A).map_err(render)?;
+    let (lowered, _) = driver::lower(&checked, &ptxc::passes::Options::new()).map_err(render)?;
+    let funcs = driver::encode(&lowered).map_err(render)?;
+    let i = funcs
+        .iter()
+        .position(|f| f.name == kernel)
+        .ok_or_else(|| format!("no kernel `{kernel}` in {path}"))?;
+    let shared = lowered.frames.get(i).map_or(0, |f| f.shared_bytes);
+    Ok(Kernel::from_words(kernel, &funcs[i].words, 0x400 + shared))
+}
 
 fn parse_num(s: &str) -> Result<u64, String> {
     let r = match s.strip_prefix("0x") {
@@ -41,8 +61,12 @@ fn run(args: &[String]) -> Result<(), String> {
     let [cubin, kernel, rest @ ..] = args else {
         return Err(USAGE.to_string());
     };
-    let bytes = std::fs::read(cubin).map_err(|e| format!("cannot read {cubin}: {e}"))?;
-    let k = Kernel::from_cubin(&bytes, kernel).map_err(|e| e.to_string())?;
+    let k = if cubin.ends_with(".ptx") {
+        compile_ptx(cubin, kernel)?
+    } else {
+        let bytes = std::fs::read(cubin).map_err(|e| format!("cannot read {cubin}: {e}"))?;
+        Kernel::from_cubin(&bytes, kernel).map_err(|e| e.to_string())?
+    };
     let mut dev = Device::new();
     let mut cfg = LaunchConfig::new([1, 1, 1], [1, 1, 1]);
     let mut params = Vec::new();
