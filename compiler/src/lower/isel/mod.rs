@@ -7,7 +7,13 @@
 
 mod arith;
 mod cluster;
+mod cmp;
 mod control;
+mod convert;
+mod fdiv;
+mod float;
+mod idiv;
+mod intops;
 mod memory;
 mod sreg;
 mod uniform;
