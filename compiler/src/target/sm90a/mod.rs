@@ -15,6 +15,8 @@
 //! * [`print`]: `Display for Instr` is the text `nvdisasm -c` prints for the same bits.
 //! * [`parse`]: SASS text and `cuobjdump -sass` listings to `Instr`s.
 //! * [`roles`]: registers read and written (with register counts) and fixed/variable latency.
+//! * [`latency`]: the scheduling model as data (opcode classes, read-after-write latencies,
+//!   issue distances), measured from ptxas's output.
 //!
 //! # Building instructions
 //!
@@ -57,6 +59,7 @@ pub mod encode;
 pub mod float;
 pub mod form;
 pub mod forms;
+pub mod latency;
 pub mod model;
 pub mod ops;
 pub mod parse;
