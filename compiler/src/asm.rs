@@ -81,14 +81,15 @@ pub fn recompute_ctrl(
     for (name, code) in &funcs {
         let nodes = scoreboard::analyze(code).map_err(|e| format!("{name}: {e}"))?;
         let ours = scoreboard::assign_nodes(code, &nodes, opts);
-        for ((i, c), node) in code.iter().zip(&ours.ctrl).zip(&nodes) {
+        for (k, ((i, c), node)) in code.iter().zip(&ours.ctrl).zip(&nodes).enumerate() {
             total.add(c, &i.ctrl, node.padding);
-            if show && *c != i.ctrl {
+            if show && (*c != i.ctrl || std::env::var_os("PTXC_CTRL_ALL").is_some()) {
                 diffs.push_str(&format!(
-                    "{name}+0x{:04x}: ptxas {} ptxc {}  {i}\n",
+                    "{name}+0x{:04x}: ptxas {} ptxc {}  {i}    ({})\n",
                     i.addr,
                     scoreboard::ctrl_text(&i.ctrl),
                     scoreboard::ctrl_text(c),
+                    ours.why[k].stall,
                 ));
             }
         }

@@ -7,7 +7,7 @@
 //!   Each pair is routed to the row the model would use for it (most specific first) and every
 //!   row must hold exactly the smallest distance routed to it and how many pairs are at it.
 //! * Issue distances (`issue.csv`): every two instructions of a block, up to 24 cycles apart,
-//!   that do not depend on each other through a register; and, for `(X, *)` rows, the stall
+//!   where the second does not read a result of the first; and, for `(X, *)` rows, the stall
 //!   of an instruction that ends a block.
 //!
 //! Functions ptxas compiled in debug mode (`.target sm_90a, debug`: every instruction stalls 15
@@ -137,13 +137,9 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                         break;
                     }
                     let p = &f.nodes[x];
-                    let dep = node
-                        .reads
-                        .iter()
-                        .chain(&node.writes)
-                        .any(|u| p.writes.contains(u))
-                        || node.writes.iter().any(|u| p.reads.contains(u));
-                    if dep {
+                    // Pairs where the second reads the first's results are read-after-write
+                    // pairs: their distance is the latency, measured above.
+                    if node.reads.iter().any(|u| p.writes.contains(u)) {
                         continue;
                     }
                     issue.push(Obs {
@@ -155,8 +151,32 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                     });
                 }
             }
-            // Block end: the stall of the last instruction.
+            // After a branch: every fixed-latency result of the block must be written back
+            // before the instruction after the branch issues (ptxas's "worst latency" rule);
+            // measured from the last writer of each register to the issue after the branch.
             let k = e - 1;
+            if scoreboard::drains(&f.nodes[k]) {
+                let after = f.t[k] + f.code[k].ctrl.stall as i64;
+                let mut seen = BTreeSet::new();
+                for x in (s..k).rev() {
+                    let p = &f.nodes[x];
+                    for &u in &p.writes {
+                        if seen.insert(u) && p.class.kind == latency::Kind::Fixed {
+                            raw.push(Obs {
+                                first: [p.class.class.clone(), p.class.pipe.clone()],
+                                second: [
+                                    scoreboard::AFTER_BRANCH.into(),
+                                    scoreboard::AFTER_BRANCH.into(),
+                                ],
+                                operand: Operand::File(u.0).name().to_string(),
+                                d: after - f.t[x],
+                                at: format!("{}@0x{:x}", f.name, f.code[k].addr),
+                            });
+                        }
+                    }
+                }
+            }
+            // Block end: the stall of the last instruction.
             let control = f.nodes[k].flow != scoreboard::Flow::Next
                 || matches!(f.nodes[k].class.pipe.as_str(), "branch" | "conv");
             if !f.nodes[k].padding && control {
@@ -239,7 +259,9 @@ fn measure(
 ///   most 16 cycles, and at least two pairs are at it (a single pair far apart says nothing
 ///   about latency);
 /// * for issue distances, `(class, *)` for each control class that ends blocks, from the stall of
-///   the block's last instruction, when it is above 1.
+///   the block's last instruction, when it is above 1;
+/// * for results still in flight at a branch, `(producer pipe, after-branch, file)` always and
+///   `(producer class, after-branch, file)` when larger (seen twice).
 ///
 /// Issue rows of distance 1 are dropped: 1 is the default.
 fn generate(obs: &[Obs], issue: bool) -> BTreeSet<(String, String, String)> {
@@ -266,6 +288,15 @@ fn generate(obs: &[Obs], issue: bool) -> BTreeSet<(String, String, String)> {
     }
     let mut keys: BTreeSet<Key> = BTreeSet::new();
     for o in &inner {
+        if o.second[0] == scoreboard::AFTER_BRANCH {
+            // Results pending at a branch: a row per producer pipe, refined by class.
+            keys.insert(key_at(o, 2));
+            let (min, n) = mins[3][&key_at(o, 3)];
+            if min > mins[2][&key_at(o, 2)].0 && min <= 16 && n >= 2 {
+                keys.insert(key_at(o, 3));
+            }
+            continue;
+        }
         keys.insert(key_at(o, 0));
         keys.insert(key_at(o, 1));
         for level in 2..4 {

@@ -35,7 +35,10 @@
 //!    branch resolution, the 6-cycle `UCGABAR_ARV` → reader spacing). The stall of an
 //!    instruction is the distance to the next one, clamped to 1..=15; a longer gap is reported
 //!    so that the caller can insert `NOP`s.
-//! 6. **Yield** (bit 109), by ptxas's rules: never with stall 0 or >= 12.
+//! 6. **Yield** (bit 109), by ptxas's rules: never with stall 0 or >= 12; always on stall 1 and on
+//!    variable-latency instructions; on fixed-latency ones, clear for a stall of 3 or more, or
+//!    when 12 cycles have passed since the last clear bit (the warp must offer to switch at
+//!    least every 12 cycles).
 //! 7. **Reuse**: an operand's reuse flag is set when the next instruction that reads the same
 //!    operand slot reads the same register, with nothing in between that writes it.
 //!
@@ -118,6 +121,19 @@ fn flow_of(i: &Instr) -> Flow {
         "CALL" => Flow::Call,
         _ => Flow::Next,
     }
+}
+
+/// The consumer name `raw.csv` uses for "the instruction after a branch": every fixed-latency
+/// result of a block must be written back before it issues.
+pub const AFTER_BRANCH: &str = "after-branch";
+
+/// Whether the instruction after this one (at the branch target or the return point) must find
+/// every fixed-latency result of the block written back (`raw.csv` rows `X,after-branch,F`).
+pub fn drains(node: &Node) -> bool {
+    matches!(
+        node.class.class.as_str(),
+        "BRA" | "BRX" | "JMP" | "JMX" | "CALL" | "RET" | "BSYNC" | "BREAK" | "WARPSYNC"
+    )
 }
 
 /// Whether an instruction ends a basic block.
@@ -293,8 +309,8 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         if last.flow == Flow::Call
             && let Some(t) = last.target
         {
-            // The callee is entered with every scoreboard waited on (CALL waits first).
-            let _ = t;
+            // The callee starts with whatever the caller has in flight.
+            s.push(block_of[t]);
         }
         s.dedup();
         succs[b] = s;
@@ -383,9 +399,73 @@ fn merge(into: &mut State, from: &State) -> bool {
     changed
 }
 
-/// Whether an instruction waits for everything in flight.
+/// Whether an instruction waits for everything in flight: `RET`, and a `CALL` whose callee is
+/// not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
+/// the registers live into the subroutine ([`call_reads`]).
 fn waits_all(node: &Node) -> bool {
-    matches!(node.flow, Flow::Call) || node.class.class == "RET"
+    (node.flow == Flow::Call && node.target.is_none()) || node.class.class == "RET"
+}
+
+/// Adds to every `CALL` with a target in the function the registers live at its target (what
+/// the callee reads before writing), by a backward liveness over the CFG in which `RET` ends a
+/// path and a `CALL` reads what its callee reads.
+pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
+    if !nodes
+        .iter()
+        .any(|n| n.flow == Flow::Call && n.target.is_some())
+    {
+        return;
+    }
+    let nb = g.blocks.len();
+    let mut live_in: Vec<BTreeSet<Unit>> = vec![BTreeSet::new(); nb];
+    for _ in 0..100 {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            let (s, e) = g.blocks[b];
+            let mut live: BTreeSet<Unit> = BTreeSet::new();
+            let last = &nodes[e - 1];
+            for &t in &g.succs[b] {
+                // The callee edge does not carry the caller's continuation liveness.
+                if last.flow == Flow::Call
+                    && last.target.map(|x| g.block_of[x]) == Some(t)
+                    && Some(t) != (e < nodes.len()).then(|| g.block_of[e])
+                {
+                    continue;
+                }
+                live.extend(live_in[t].iter().copied());
+            }
+            for k in (s..e).rev() {
+                let n = &nodes[k];
+                for w in &n.writes {
+                    live.remove(w);
+                }
+                live.extend(n.reads.iter().copied());
+                if n.flow == Flow::Call
+                    && let Some(t) = n.target
+                {
+                    live.extend(live_in[g.block_of[t]].iter().copied());
+                }
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for n in nodes.iter_mut() {
+        if n.flow == Flow::Call
+            && let Some(t) = n.target
+        {
+            for u in &live_in[g.block_of[t]] {
+                if !n.reads.contains(u) {
+                    n.reads.push(*u);
+                }
+            }
+        }
+    }
 }
 
 /// Whether an instruction starts events, and which.
@@ -471,7 +551,7 @@ fn step(
             }
         }
     }
-    let done: Vec<Ev> = state
+    let mut done: BTreeSet<Ev> = state
         .keys()
         .copied()
         .filter(|e| {
@@ -495,6 +575,17 @@ fn step(
             false
         })
         .collect();
+    // An instruction's sources are released before its results land.
+    let writes_done: Vec<usize> = done
+        .iter()
+        .filter(|e| !ev_is_read(**e))
+        .map(|e| ev_instr(*e))
+        .collect();
+    for i in writes_done {
+        if state.contains_key(&ev_r(i)) {
+            done.insert(ev_r(i));
+        }
+    }
     for e in done {
         state.remove(&e);
     }
@@ -538,15 +629,8 @@ fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u
             for k in s..e {
                 step(k, nodes, &g.block_of, &mut st, colour);
             }
-            let callee_entry = nodes[e - 1].flow == Flow::Call;
             for &t in &g.succs[b] {
-                let changed = if callee_entry {
-                    // CALL waited for everything: the next block starts clean.
-                    false
-                } else {
-                    merge(&mut input[t], &st)
-                };
-                if changed {
+                if merge(&mut input[t], &st) {
                     dirty[t] = true;
                     any = true;
                 }
@@ -583,6 +667,17 @@ pub struct Assigned {
     pub why: Vec<Why>,
 }
 
+/// Which scoreboards a group may use, in the order they are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Range {
+    /// SB0..SB5: short variable-latency results and every source release.
+    Low,
+    /// SB2..SB5: global, local and generic memory results.
+    Long,
+    /// SB5 down to SB2: texture results, never shared with other groups.
+    Tex,
+}
+
 /// Colours event groups: returns the scoreboard of every event that needs one.
 fn allocate(
     nodes: &[Node],
@@ -604,22 +699,33 @@ fn allocate(
             live_after[k] = st.keys().copied().collect();
         }
     }
-    // Groups: events with the same wait points.
+    // Groups: events with the same wait points. Textures keep to their own scoreboards.
     let mut group_of: HashMap<Ev, usize> = HashMap::new();
-    let mut groups: Vec<(Vec<Ev>, usize, bool)> = Vec::new(); // events, first issue, long
-    let mut by_key: HashMap<Vec<usize>, usize> = HashMap::new();
+    let mut groups: Vec<(Vec<Ev>, usize, Range)> = Vec::new(); // events, first issue, range
+    let mut by_key: HashMap<(Vec<usize>, bool), usize> = HashMap::new();
     let mut evs: Vec<(&Ev, &BTreeSet<usize>)> = waits.iter().collect();
     evs.sort_by_key(|(e, _)| (ev_instr(**e), ev_is_read(**e)));
     for (e, w) in evs {
         let key: Vec<usize> = w.iter().copied().collect();
-        let long = !ev_is_read(*e) && nodes[ev_instr(*e)].class.kind == Kind::Long;
-        let gi = *by_key.entry(key).or_insert_with(|| {
-            groups.push((Vec::new(), ev_instr(*e), long));
+        let class = &nodes[ev_instr(*e)].class;
+        let range = if ev_is_read(*e) {
+            Range::Low
+        } else if class.pipe == "tex" {
+            Range::Tex
+        } else if class.kind == Kind::Long {
+            Range::Long
+        } else {
+            Range::Low
+        };
+        let gi = *by_key.entry((key, range == Range::Tex)).or_insert_with(|| {
+            groups.push((Vec::new(), ev_instr(*e), range));
             groups.len() - 1
         });
         groups[gi].0.push(*e);
         // A group with a long write event searches SB2..SB5.
-        groups[gi].2 |= long;
+        if range == Range::Long {
+            groups[gi].2 = Range::Long;
+        }
         group_of.insert(*e, gi);
     }
     // Interference from the live sets.
@@ -643,10 +749,10 @@ fn allocate(
     idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
     for gi in idx {
-        let range: Vec<u8> = if groups[gi].2 {
-            (2..6).collect()
-        } else {
-            (0..6).collect()
+        let range: Vec<u8> = match groups[gi].2 {
+            Range::Low => (0..6).collect(),
+            Range::Long => (2..6).collect(),
+            Range::Tex => (2..6).rev().collect(),
         };
         let used: BTreeSet<u8> = interf[gi]
             .iter()
@@ -773,6 +879,9 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
     let g = cfg(nodes);
     let order = rpo(&g);
+    let mut patched = nodes.to_vec();
+    call_reads(&mut patched, &g);
+    let nodes = &patched[..];
 
     // Scoreboards.
     let inputs = solve(nodes, &g, &order, None);
@@ -828,11 +937,22 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut ready_in: Vec<Ready> = vec![Ready::new(); nb];
     let mut issue = vec![0i64; n + 1];
     let mut reason: Vec<String> = vec![String::new(); n];
+    let mut gap_after = vec![1i64; n];
     for _round in 0..20 {
         let mut changed = false;
         for &b in &order {
             let (s, e) = g.blocks[b];
-            let out = time_block(code, nodes, m, s, e, &ready_in[b], &mut issue, &mut reason);
+            let out = time_block(
+                code,
+                nodes,
+                m,
+                s,
+                e,
+                &ready_in[b],
+                &mut issue,
+                &mut reason,
+                &mut gap_after,
+            );
             for &t in &g.succs[b] {
                 if nodes[e - 1].flow == Flow::Call {
                     continue;
@@ -856,7 +976,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         let gap = if k + 1 < e {
             issue[k + 1] - issue[k]
         } else {
-            block_end_gap(nodes, m, k)
+            gap_after[k]
         };
         let gap = gap.max(1);
         if gap > 15 {
@@ -882,14 +1002,25 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
 
     // Yield.
-    for k in 0..n {
-        ctrl[k].yield_ = yield_bit(nodes, k, &ctrl[k]);
-    }
+    yield_bits(nodes, &g, &mut ctrl);
 
     // Reuse.
     reuse_flags(nodes, &g, &mut ctrl);
 
     Assigned { ctrl, why }
+}
+
+/// The pseudo-class of "the instruction after a branch".
+fn after_branch_class() -> OpClass {
+    OpClass {
+        opcode: AFTER_BRANCH.into(),
+        class: AFTER_BRANCH.into(),
+        pipe: AFTER_BRANCH.into(),
+        kind: Kind::Ctrl,
+        queue: None,
+        read_queue: None,
+        source: String::new(),
+    }
 }
 
 /// The stall after the last instruction of a block (before whatever comes next).
@@ -926,6 +1057,7 @@ fn time_block(
     ready_in: &Ready,
     issue: &mut [i64],
     reason: &mut [String],
+    gap_after: &mut [i64],
 ) -> Ready {
     // Last fixed-latency writer of each register in this block.
     let mut writer: HashMap<Unit, usize> = HashMap::new();
@@ -942,7 +1074,13 @@ fn time_block(
             if issue[k - 1] - issue[x] > WINDOW {
                 break;
             }
-            let row = m.issue_row(&nodes[x].class, &node.class);
+            // Issue distances are measured between instructions that do not read each other's
+            // results; those are governed by the read-after-write latencies below.
+            let p = &nodes[x];
+            if node.reads.iter().any(|u| p.writes.contains(u)) {
+                continue;
+            }
+            let row = m.issue_row(&p.class, &node.class);
             if let Some(r) = row {
                 let at = issue[x] + r.cycles as i64;
                 if at > t {
@@ -984,11 +1122,7 @@ fn time_block(
             reason[k - 1] = why;
         }
         for &u in &node.writes {
-            if node.class.kind == Kind::Fixed {
-                writer.insert(u, k);
-            } else {
-                writer.remove(&u);
-            }
+            writer.insert(u, k);
         }
     }
     if e > s {
@@ -996,7 +1130,21 @@ fn time_block(
     }
     // Ready times at the end: relative issue of the producer, shifted so that 0 is the cycle
     // after the last instruction of the block.
-    let end = issue[e - 1] + block_end_gap(nodes, m, e - 1);
+    let mut end = issue[e - 1] + block_end_gap(nodes, m, e - 1);
+    if drains(&nodes[e - 1]) {
+        let after = after_branch_class();
+        for (u, &p) in &writer {
+            if nodes[p].class.kind != Kind::Fixed {
+                continue;
+            }
+            let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
+            if issue[p] + lat > end {
+                end = issue[p] + lat;
+                reason[e - 1] = format!("results of #{p} written back before the branch target");
+            }
+        }
+    }
+    gap_after[e - 1] = end - issue[e - 1];
     let mut out = Ready::new();
     for (k, p) in ready_in {
         // Carry registers not rewritten here.
@@ -1010,22 +1158,41 @@ fn time_block(
     out
 }
 
-/// ptxas's yield bit (bit 109).
-fn yield_bit(nodes: &[Node], k: usize, c: &Ctrl) -> bool {
-    if c.stall == 0 || c.stall >= 12 {
-        return false;
+/// ptxas's yield bit (bit 109), measured over the corpora (99.7% of its bits): clear with stall 0
+/// or >= 12 (nvdisasm's rule); set with stall 1 and on variable-latency and control
+/// instructions; on a fixed-latency instruction, clear when it stalls 3 cycles or more, and with
+/// stall 2 clear when 12 or more cycles have passed since the last instruction with the bit
+/// clear (counting from the block's start): ptxas lets the warp scheduler switch at least every
+/// 12 cycles.
+fn yields_like_alu(node: &Node) -> bool {
+    match node.class.kind {
+        // Tensor-core MMAs behave like variable-latency instructions here.
+        Kind::Fixed => node.class.pipe != "tensor",
+        // Of the control instructions, these follow the ALU rule (measured).
+        _ => matches!(
+            node.class.class.as_str(),
+            "DEPBAR" | "NOP" | "WARPGROUP" | "UCGABAR_WAIT"
+        ),
     }
-    if c.stall == 1 {
-        return true;
-    }
-    let node = &nodes[k];
-    if node.class.kind != Kind::Fixed {
-        return true;
-    }
-    match nodes.get(k + 1) {
-        Some(next) if next.class.kind.is_variable() => false,
-        Some(next) => !next.reads.iter().any(|r| node.writes.contains(r)),
-        None => true,
+}
+
+fn yield_bits(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
+    for &(s, e) in &g.blocks {
+        let mut since = 0u32;
+        for k in s..e {
+            let c = &mut ctrl[k];
+            let st = u32::from(c.stall);
+            c.yield_ = if st == 0 || st >= 12 {
+                false
+            } else if st == 1 || !yields_like_alu(&nodes[k]) {
+                true
+            } else if st >= 3 {
+                false
+            } else {
+                since + st < 12
+            };
+            since = if c.yield_ { since + st } else { 0 };
+        }
     }
 }
 

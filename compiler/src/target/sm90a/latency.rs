@@ -327,7 +327,7 @@ mod tests {
             .opcodes
             .iter()
             .flat_map(|o| [o.class.as_str(), o.pipe.as_str()])
-            .chain(["*"])
+            .chain(["*", "after-branch"])
             .collect();
         for r in m.raw.iter().chain(&m.issue) {
             assert!(
