@@ -66,7 +66,18 @@ pub fn encode(
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// failure never leaves a partial file behind.
+///
+/// A `path` that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is
+/// written in place: renaming over it would replace the device node with a regular file (which
+/// once turned this machine's `/dev/null` into a file that collected every process's output).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f.write_all(bytes);
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -31,7 +31,7 @@ for name,op,lo,hi,base,bits in out:
     runs=[]
     for b,t in bits:
         if t=='=': d='='
-        elif t.startswith('ERR'): d='ERR'
+        elif t.startswith('ERR:'): d='ERR'
         elif t=='(EMPTY)': d='EMPTY'
         else:
             nt=toks(t)

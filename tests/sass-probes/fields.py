@@ -195,10 +195,19 @@ for name, base, rel in [('BRA', (0x0000000000148947, 0x000fea0003800000), True),
     res = []
     for k, (b, x) in enumerate(zip(bits, out[1:])):
         v = val(x)
-        if v is None or x.startswith('ERR'):
+        if v is None or x.startswith('ERR:'):
             res.append('%d:%s' % (b, x[:40]))
             continue
         d = v - b0 - 16 * (k + 1) if rel else v - b0
         if d:
             res.append('%d:%+#x' % (b, d))
     t.f.write('## %s (%s): %s\n  %s\n\n' % (name, 'relative: target - address - 16' if rel else 'absolute', out[0], '\n  '.join(res)))
+
+# --- opcode scan of the control range: bare words 0x900-0x97f (guard PT, default control bits)
+o = Out('opscan.txt')
+ws = [((op) | (7 << 12), 0x000fe20003800000) for op in range(0x900, 0x980)]
+texts = dis(ws)
+o.f.write('## bare opcodes 0x900-0x97f (ERR = not an instruction)\n')
+for op, t in zip(range(0x900, 0x980), texts):
+    if not t.startswith('ERR:'):
+        o.f.write('  0x%03x  %s\n' % (op, t))

@@ -501,3 +501,39 @@ fn readme_sample_command_works() {
     assert!(!cubin.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn output_to_a_special_file_writes_through_it() {
+    // `-o /dev/null` must not rename a temporary file over the device node. Checked on a FIFO
+    // of our own (never on the machine's /dev/null): the output goes through the pipe, and the
+    // path is still a FIFO afterwards.
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempdir();
+    let fifo = dir.join("out.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(&fifo).unwrap())
+    };
+    let sample = ptxc_tests::workspace_root().join("samples/cluster_exchange.ptx");
+    let out = Command::new(ptxc_bin!())
+        .args(["-arch", "sm_90a"])
+        .arg(&sample)
+        .args(["--emit", "ast", "-o"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Checked before joining the reader, which would wait forever on a replaced FIFO.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced by {kind:?}");
+    let text = reader.join().unwrap();
+    assert!(text.contains("Entry cluster_exchange"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -110,3 +110,77 @@ fn every_form_matches_nvdisasm() {
         failures.join("\n")
     );
 }
+
+/// The control-word rules of the tables (`Form::nowbar`/`norbar`, evidence in
+/// `tests/sass-probes/ctrlscan.txt`) agree with nvdisasm both ways: a form the tables let set a
+/// write (read) scoreboard is accepted with scoreboard 0, a form they forbid it is rejected, and
+/// ptxc's encoder refuses to set it. nvdisasm stops at the first word it rejects, so each
+/// rejection costs a run: those are checked once per (mnemonic, opcode) and rule.
+#[test]
+fn scoreboard_rules_match_nvdisasm() {
+    let forms = all();
+    let mut accept = Vec::new();
+    let mut reject = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for f in forms {
+        let w = sample(f, 0);
+        let mut c = Ctrl::from_hi(w[1]);
+        c.wbar = 7;
+        c.rbar = 7;
+        for (wbar, forbidden) in [(true, f.nowbar), (false, f.norbar)] {
+            let mut c = c;
+            if wbar {
+                c.wbar = 0;
+            } else {
+                c.rbar = 0;
+            }
+            let word = [
+                w[0],
+                (w[1] & !ptxc::target::sm90a::CTRL_MASK_HI) | c.to_hi(),
+            ];
+            let what = if wbar { "write" } else { "read" };
+            if forbidden {
+                if seen.insert((f.mnemonic, f.opcode, f.nowbar, f.norbar, wbar)) {
+                    reject.push((f, what, word));
+                }
+            } else {
+                accept.push((f, what, word));
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    for (list, want_ok) in [(&accept, true), (&reject, false)] {
+        let words: Vec<[u64; 2]> = list.iter().map(|x| x.2).collect();
+        let Some(texts) = nvdisasm_words(&words) else {
+            return;
+        };
+        for ((f, what, w), t) in list.iter().zip(&texts) {
+            if t.is_ok() != want_ok {
+                failures.push(format!(
+                    "#{} {}: nvdisasm {} {what} scoreboard 0 ({t:?}) but the tables say {}",
+                    f.id,
+                    f.title(),
+                    if t.is_ok() { "accepts" } else { "rejects" },
+                    if want_ok { "it may" } else { "it may not" }
+                ));
+            }
+            // The encoder follows the tables.
+            if let Ok((_, mut i)) = decode_with_form([w[0], w[1] | (0x3f << 46)], 0) {
+                i.ctrl = Ctrl::from_hi(w[1]);
+                if encode(&i).is_ok() != want_ok {
+                    failures.push(format!(
+                        "#{} {}: encoder disagrees on {what} scoreboard 0",
+                        f.id,
+                        f.title()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "scoreboard rules: {} words accepted, {} rejected as the tables say",
+        accept.len(),
+        reject.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -113,3 +113,44 @@ fn write_scoreboards_only_on_variable_latency_forms() {
     );
     assert!(all().iter().any(|f| f.latency == Latency::Fixed));
 }
+
+/// The control-word rules the scoreboard pass must follow, and role queries that ignore the
+/// control word (it may not be final when the pass asks).
+#[test]
+fn ctrl_rules_and_queries_without_final_ctrl() {
+    use ptxc::target::sm90a::{Ctrl, CtrlRules, Width, encode};
+    let rules = |t: &str| {
+        let i = parse_instr(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        i.ctrl_rules().unwrap_or_else(|e| panic!("{t}: {e}"))
+    };
+    let all_ok = CtrlRules {
+        write_scoreboard: true,
+        read_scoreboard: true,
+        wait_mask: true,
+    };
+    assert_eq!(rules("LDG.E R2, desc[UR4][R2.64]"), all_ok);
+    assert_eq!(rules("IADD3 R1, R2, R3, RZ"), all_ok);
+    let store = rules("STG.E desc[UR4][R2.64], R5");
+    assert!(!store.write_scoreboard && store.read_scoreboard && store.wait_mask);
+    let bra = rules("BRA 0x40");
+    assert!(!bra.write_scoreboard && !bra.read_scoreboard && bra.wait_mask);
+    let fence = rules("FENCE.VIEW.ASYNC.S");
+    assert!(fence.write_scoreboard && !fence.read_scoreboard);
+    assert!(!rules("CCTL.IVALL").read_scoreboard);
+    assert!(rules("CCTL.IV [R2]").read_scoreboard);
+    assert!(!rules("WARPGROUP.DEPBAR.LE gsb0, 0x0").wait_mask);
+
+    // A store with a write scoreboard: the encoder refuses it, the role queries still answer.
+    let mut st = ops::stg(Width::B32, ur(4), r(2), 0, r(5));
+    st.ctrl = Ctrl {
+        wbar: 0,
+        ..Ctrl::default()
+    };
+    let e = encode(&st).expect_err("STG with a write scoreboard");
+    assert!(e.to_string().contains("write scoreboard"), "{e}");
+    assert_eq!(st.latency().unwrap(), Latency::Variable);
+    assert_eq!(st.accesses().unwrap().len(), 3, "{:?}", st.accesses());
+    st.ctrl.wbar = 7;
+    st.ctrl.rbar = 0;
+    assert!(encode(&st).is_ok());
+}

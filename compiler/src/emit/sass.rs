@@ -131,7 +131,10 @@ fn conservative_ctrl(i: &Instr) -> Result<Ctrl, String> {
             if writes && !store_like {
                 c.wbar = 0;
             }
-            if i.mnemonic != "EXIT" {
+            // Instructions without operands read no register and must not set a read
+            // scoreboard: nvdisasm rejects `CCTL.IVALL` and `FENCE.VIEW.ASYNC.S` words that do
+            // (ptxas: `CCTL.IVALL` … `03ffe80002000000`, rb = 7). Nor must EXIT.
+            if i.mnemonic != "EXIT" && !i.operands.is_empty() {
                 c.rbar = 1;
             }
         }

@@ -434,7 +434,7 @@ fn declare_regs(p: &mut Plan<'_>, scope: usize, attrs: &[ast::Attr], d: &Declara
             for i in 0..n as u32 {
                 p.ssa.new_var(VarInfo {
                     class,
-                    words,
+                    words: words * vector as u8,
                     name: format!("{}{i}", d.name.text),
                 });
             }

@@ -90,9 +90,12 @@ impl fmt::Display for Operand {
                 }
                 s.push(']');
             }
-            OpKind::SReg(n) => {
-                let _ = write!(s, "SR_{n:#x}");
-            }
+            OpKind::SReg(n) => match crate::target::sm90a::print::SR_NAMES.get(usize::from(*n)) {
+                Some(name) => s.push_str(name),
+                None => {
+                    let _ = write!(s, "SR_{n:#x}");
+                }
+            },
             OpKind::Block(b) => {
                 let _ = write!(s, "{b}");
             }

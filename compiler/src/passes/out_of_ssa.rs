@@ -181,22 +181,22 @@ fn expand_priors(f: &mut Function) {
                 .collect();
             if !priors.is_empty() {
                 inst.ops.retain(|o| !matches!(o.kind, OpKind::Prior(_)));
-                // The prior value is the whole destination variable's old value.
-                let dest = inst
-                    .defs()
-                    .next()
-                    .expect("a guarded instruction with a prior defines");
-                let whole = match dest {
-                    Reg::Virt { vreg, .. } => Reg::whole(vreg, priors[0].count()),
-                    other => other,
-                };
-                // Several instructions may write one multi-word destination (one word each):
-                // copy the prior value only before the first of them.
-                let already = out
-                    .iter()
-                    .any(|i: &Inst| i.mnemonic == "COPY" && i.defs().next() == Some(whole));
-                if !already {
-                    out.push(copy(whole, priors[0]));
+                // The prior values are the old values of the instruction's virtual
+                // destinations, in order (physical ones, `PT`/`RZ`, are discarded results).
+                let dests: Vec<Reg> = inst.defs().filter(|d| d.vreg().is_some()).collect();
+                for (prior, dest) in priors.iter().zip(dests) {
+                    let whole = match dest {
+                        Reg::Virt { vreg, .. } => Reg::whole(vreg, prior.count()),
+                        other => other,
+                    };
+                    // Several instructions may write one multi-word destination (one word
+                    // each): copy the prior value only before the first of them.
+                    let already = out
+                        .iter()
+                        .any(|i: &Inst| i.mnemonic == "COPY" && i.defs().next() == Some(whole));
+                    if !already {
+                        out.push(copy(whole, *prior));
+                    }
                 }
             }
             out.push(inst);

@@ -5,12 +5,21 @@
 //! The recipes live in one function per PTX opcode family; [`Cx`] holds the state they share
 //! and the helpers that turn PTX operands into SASS operands.
 
+mod address;
 mod arith;
+mod atomics;
 mod cluster;
+mod cmp;
 mod control;
+mod convert;
+mod fdiv;
+mod float;
+mod idiv;
+mod intops;
 mod memory;
 mod sreg;
 mod uniform;
+mod warp;
 
 use super::ssa::{SsaBuilder, Var};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};

@@ -175,7 +175,16 @@ impl Checker<'_> {
                     state.insert(Place::Slot(slot + w as u32), held);
                 }
             }
-            "LDL" if Self::slot(inst).is_some() => {
+            // A reload into a spill temporary (an LDL of the program's own `.local` data
+            // defines an ordinary value).
+            "LDL"
+                if Self::slot(inst).is_some()
+                    && inst
+                        .defs()
+                        .next()
+                        .and_then(|d| d.vreg())
+                        .is_some_and(|v| self.alloc.alias.contains_key(&v)) =>
+            {
                 let d = inst.defs().next().expect("LDL defines");
                 let slot = Self::slot(inst).expect("checked");
                 for (w, (place, _)) in self.places(d).into_iter().enumerate() {

@@ -208,6 +208,30 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
             },
         ));
     }
+    if f.nowbar && ctrl.wbar != 7 {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!(
+                    "control bits: this instruction sets no write scoreboard (SB{} given)",
+                    ctrl.wbar
+                ),
+            },
+        ));
+    }
+    if f.norbar && ctrl.rbar != 7 {
+        return Err((
+            3000,
+            EncodeError::Other {
+                opcode: opcode.into(),
+                reason: format!(
+                    "control bits: this instruction sets no read scoreboard (SB{} given)",
+                    ctrl.rbar
+                ),
+            },
+        ));
+    }
     if ctrl.stall > 15 || ctrl.wbar > 7 || ctrl.rbar > 7 || ctrl.wait > 63 || ctrl.reuse > 15 {
         return Err((
             3000,

@@ -211,6 +211,12 @@ pub struct Form {
     pub uguard: bool,
     /// The control word must have an empty wait mask (nvdisasm rejects others).
     pub nowait: bool,
+    /// The control word must not set a write scoreboard (nvdisasm rejects one): the form writes
+    /// no register a scoreboard could track (stores, branches, barriers).
+    /// Evidence: `tests/sass-probes/ctrlscan.txt`.
+    pub nowbar: bool,
+    /// The control word must not set a read scoreboard (branches, `DEPBAR`, `FENCE`, GMMA…).
+    pub norbar: bool,
     pub latency: Latency,
     /// The table file the form is in (`int`, `memory`, …).
     pub family: &'static str,

@@ -14,7 +14,9 @@
 //!   tables (fixed bits under the form's mask, then the fields).
 //! * [`print`]: `Display for Instr` is the text `nvdisasm -c` prints for the same bits.
 //! * [`parse`]: SASS text and `cuobjdump -sass` listings to `Instr`s.
-//! * [`roles`]: registers read and written (with register counts) and fixed/variable latency.
+//! * [`roles`]: registers read and written (with register counts), fixed/variable latency, and
+//!   which scoreboards the control word may set ([`CtrlRules`]; the encoder refuses a write
+//!   scoreboard on a store or branch, a read scoreboard on a branch or FENCE, … as nvdisasm does).
 //! * [`latency`]: the scheduling model as data (opcode classes, read-after-write latencies,
 //!   issue distances), measured from ptxas's output.
 //!
@@ -42,6 +44,8 @@
 //! assert!(acc.iter().any(|a| a.reg == r(8) && a.count == 4 && a.write));
 //! assert!(acc.iter().any(|a| a.reg == ur(4) && a.count == 2 && !a.write));
 //! assert_eq!(ld.latency().unwrap(), Latency::Variable);
+//! let st = ops::stg(Width::B32, ur(4), r(2), 0, r(5));
+//! assert!(!st.ctrl_rules().unwrap().write_scoreboard); // a store takes a read scoreboard only
 //!
 //! // A hazard checker reading a cubin works from the words:
 //! let (lat, acc2) = word_accesses(w).unwrap();
@@ -73,4 +77,4 @@ pub use form::{Form, Latency};
 pub use model::*;
 pub use ops::Width;
 pub use parse::{ListedInstr, ParseError, listed_instr, parse_instr, parse_listing};
-pub use roles::{Access, word_accesses};
+pub use roles::{Access, CtrlRules, word_accesses};

@@ -112,12 +112,47 @@ pub fn word_accesses(w: [u64; 2]) -> Result<(Latency, Vec<Access>), DecodeError>
     Ok((f.latency, accesses_of(f, &w)))
 }
 
+/// What the control word of an instruction may hold besides stall, bit 109 and reuse flags
+/// (nvdisasm rejects the others; evidence `tests/sass-probes/ctrlscan.txt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CtrlRules {
+    /// A write scoreboard ([112:110] ≠ 7): not on stores, branches, barriers…
+    pub write_scoreboard: bool,
+    /// A read scoreboard ([115:113] ≠ 7): not on branches, DEPBAR, FENCE, GMMA…
+    pub read_scoreboard: bool,
+    /// A wait mask ([121:116] ≠ 0): not on WARPGROUP.DEPBAR.
+    pub wait_mask: bool,
+}
+
+impl CtrlRules {
+    /// The rules of a form.
+    pub fn of(f: &Form) -> CtrlRules {
+        CtrlRules {
+            write_scoreboard: !f.nowbar,
+            read_scoreboard: !f.norbar,
+            wait_mask: !f.nowait,
+        }
+    }
+}
+
 impl Instr {
+    /// The form and word of the instruction with neutral control bits: the role queries do not
+    /// depend on the control word (which may not be final yet).
+    fn form_word(&self) -> Result<(&'static Form, [u64; 2]), EncodeError> {
+        let mut i = self.clone();
+        i.ctrl = Ctrl::default();
+        encode_with_form(&i)
+    }
     /// The registers the instruction reads and writes, with how many consecutive registers each
     /// access covers (`.64` = 2, `.128` = 4, `IMAD.WIDE` destination = 2).
     pub fn accesses(&self) -> Result<Vec<Access>, EncodeError> {
-        let (f, w) = encode_with_form(self)?;
+        let (f, w) = self.form_word()?;
         Ok(accesses_of(f, &w))
+    }
+    /// Which scoreboards and wait mask the control word may set (the encoder refuses the
+    /// others).
+    pub fn ctrl_rules(&self) -> Result<CtrlRules, EncodeError> {
+        Ok(CtrlRules::of(self.form_word()?.0))
     }
     /// Registers written.
     pub fn defs(&self) -> Result<Vec<Access>, EncodeError> {
@@ -129,6 +164,6 @@ impl Instr {
     }
     /// Fixed or variable latency.
     pub fn latency(&self) -> Result<Latency, EncodeError> {
-        Ok(encode_with_form(self)?.0.latency)
+        Ok(self.form_word()?.0.latency)
     }
 }

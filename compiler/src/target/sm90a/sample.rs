@@ -248,8 +248,16 @@ pub fn sample(f: &Form, seed: u64) -> [u64; 2] {
     let ctrl = Ctrl {
         stall: 1 + r.below(11) as u8,
         yield_: r.coin(),
-        wbar: 7,
-        rbar: 7,
+        wbar: if f.nowbar || r.coin() {
+            7
+        } else {
+            r.below(7) as u8
+        },
+        rbar: if f.norbar || r.coin() {
+            7
+        } else {
+            r.below(7) as u8
+        },
         wait: if f.nowait { 0 } else { r.below(64) as u8 },
         reuse,
     };

@@ -110,6 +110,12 @@ pub(super) fn forms() -> Vec<Form> {
                 ..gpr(0)
             }),
         form("NOP", 0x918).ev("pyptx/fa_ws_pingpong_sm90a; survey NOP 0x918"),
+        form("YIELD", 0x946)
+            .ev("tests/sass-probes/opscan.txt (bare opcode 0x946); condition [89:87]/90 as BRA, checked by the property test")
+            .op(cond()),
+        form("KILL", 0x95b)
+            .ev("tests/sass-probes/opscan.txt (bare opcode 0x95b); condition [89:87]/90 as EXIT, checked by the property test")
+            .op(cond()),
         form("NANOSLEEP", 0x95d)
             .ev("zluda/nanosleep, probes/09_mbarrier (NANOSLEEP.SYNCS); survey NANOSLEEP 0x95d")
             .flag(86, "RAND")

@@ -88,6 +88,7 @@ fn build() -> Tables {
     ] {
         for mut f in list {
             f.family = family;
+            control_rules(&mut f);
             forms.push(f);
         }
     }
@@ -144,6 +145,40 @@ fn build() -> Tables {
     }
 }
 
+/// Which forms nvdisasm rejects with a write or a read scoreboard in the control word.
+///
+/// Evidence: `tests/sass-probes/ctrlscan.txt` (`ctrlscan.py`): the first example of every form,
+/// once with write scoreboard 0 and once with read scoreboard 0 (stall 2, bit 109 set); every
+/// form not named here accepts both, and the property test checks both directions for every
+/// form (`sass_props.rs`).
+const NO_SCOREBOARDS: &str = "BPT BRA BREAK BSSY BSYNC CALL DEPBAR EXIT HGMMA QGMMA KILL NANOSLEEP RET WARPGROUP WARPSYNC YIELD";
+/// Forms that write no register: no write scoreboard (a read scoreboard is fine).
+const NO_WRITE_SCOREBOARD: &str = "ARRIVES BAR MEMBAR REDG ST STG STL STS STSM";
+
+fn control_rules(f: &mut Form) {
+    let m = f.mnemonic;
+    let listed = |list: &str| list.split(' ').any(|x| x == m);
+    if listed(NO_SCOREBOARDS) {
+        f.nowbar = true;
+        f.norbar = true;
+    } else if listed(NO_WRITE_SCOREBOARD) {
+        f.nowbar = true;
+    }
+    match (m, f.opcode) {
+        // CCTL: the address forms take a read scoreboard, the `IVALL` forms neither.
+        ("CCTL", _) => {
+            f.nowbar = true;
+            f.norbar = f.ops.is_empty();
+        }
+        // FENCE.VIEW.ASYNC: a write scoreboard (ptxas waits on it), no read scoreboard.
+        ("FENCE", _) => f.norbar = true,
+        // BMOV B, R writes a convergence barrier; BMOV R, B reads one.
+        ("BMOV", 0x356) => f.nowbar = true,
+        ("BMOV", 0x355) => f.norbar = true,
+        _ => {}
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The DSL.
 
@@ -159,6 +194,8 @@ pub(crate) fn form(mnemonic: &'static str, opcode: u16) -> Form {
         ops: Vec::new(),
         uguard: false,
         nowait: false,
+        nowbar: false,
+        norbar: false,
         latency: Latency::Fixed,
         family: "",
         evidence: "",

@@ -1,0 +1,987 @@
+//! Atomics and reductions: `atom`, `red` in every space.
+//!
+//! | space | SASS (ptxas's, where the encoder has it) |
+//! |---|---|
+//! | `.global` | `ATOMG.E.<op>.STRONG.<scope> PT, d, desc[UR][R.64]`, `REDG.E.<op>` for `red`; float adds as the generic `ATOM.E.ADD.F32.FTZ.RN` (the encoder has no `ATOMG.E.ADD.F32`), `cas` as `ATOM.E.CAS [R.64]` (no `ATOMG.E.CAS` form) |
+//! | `.shared` | `ATOMS.<op> d, [R]` (written `[R+URZ]`: the encoder's only `ATOMS.<op>` form), `ATOMS.CAS`; float and most 64-bit operations as a `LDS`/`ATOMS.CAST.SPIN` compare-and-swap loop, as ptxas does |
+//! | generic | `ATOM.E.<op>.STRONG.GPU PT, d, desc[UR][R.64]` |
+//! | `.shared::cluster` | `ATOM.E.<op>.STRONG.GPU PT, d, [R]` through `{addr32, SR_SWINHI}` |
+//!
+//! Float and 64-bit atomics on generic and `.shared::cluster` addresses use ptxas's fast path
+//! and fallback (ptxas-facts.md §a.3.4): `ATOM.E.<op> P0, …`; where `P0` says it failed, a
+//! `QSPC.E.S` test chooses a `LDS`/`ATOMS.CAST.SPIN` loop on the own CTA's shared memory,
+//! `QSPC.E.D` a `LD.E`/`ATOM.E.CAST.SPIN` loop on a peer's, and anything else a plain
+//! `LD.E`/`ST.E`. The encoder has `QSPC` only as `[R.U32+UR]`: with `UR = {0, SR_SWINHI}` it
+//! tests exactly the addresses in the shared window (a generic address is first checked to
+//! have `SR_SWINHI` as its high word).
+//!
+//! `.release` adds `MEMBAR…; ERRBAR; CGAERRBAR` before, `.acquire` `CCTL.IVALL` after.
+//! ptxas also warp-aggregates atomics with uniform addresses (§e.7); ptxc does not (yet).
+
+use super::address::{Space, pt, rz, use_, word_of};
+use super::memory::{Loc, Order, Scope, Sem, split_mods, vec_len};
+use super::{Cx, Dst, PtxOp, Val};
+use crate::frontend::ast;
+use crate::frontend::types::{Kind, Ty};
+use crate::mir::*;
+
+/// An atomic operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+}
+
+impl AOp {
+    fn of(flags: &[&str]) -> Option<AOp> {
+        flags.iter().find_map(|f| {
+            Some(match *f {
+                ".add" => AOp::Add,
+                ".min" => AOp::Min,
+                ".max" => AOp::Max,
+                ".inc" => AOp::Inc,
+                ".dec" => AOp::Dec,
+                ".and" => AOp::And,
+                ".or" => AOp::Or,
+                ".xor" => AOp::Xor,
+                ".exch" => AOp::Exch,
+                ".cas" => AOp::Cas,
+                _ => return None,
+            })
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            AOp::Add => "ADD",
+            AOp::Min => "MIN",
+            AOp::Max => "MAX",
+            AOp::Inc => "INC",
+            AOp::Dec => "DEC",
+            AOp::And => "AND",
+            AOp::Or => "OR",
+            AOp::Xor => "XOR",
+            AOp::Exch => "EXCH",
+            AOp::Cas => "CAS",
+        }
+    }
+}
+
+/// The data type of an atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AType {
+    U32,
+    S32,
+    U64,
+    S64,
+    F32,
+    F64,
+}
+
+impl AType {
+    fn of(ty: Ty) -> Option<AType> {
+        Some(match (ty.bits(), ty.kind()) {
+            (32, Kind::Float) => AType::F32,
+            (64, Kind::Float) => AType::F64,
+            (32, Kind::Signed) => AType::S32,
+            (32, Kind::Unsigned | Kind::Bits) => AType::U32,
+            (64, Kind::Signed) => AType::S64,
+            (64, Kind::Unsigned | Kind::Bits) => AType::U64,
+            _ => return None,
+        })
+    }
+
+    fn words(self) -> u8 {
+        match self {
+            AType::U32 | AType::S32 | AType::F32 => 1,
+            _ => 2,
+        }
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, AType::F32 | AType::F64)
+    }
+
+    /// The type modifier of an integer ATOM/ATOMG/REDG/ATOMS.
+    fn int_mod(self, op: AOp) -> &'static str {
+        match self {
+            AType::S32 if matches!(op, AOp::Min | AOp::Max | AOp::Add) => "S32",
+            AType::U64 => "64",
+            AType::S64 if matches!(op, AOp::Min | AOp::Max) => "S64",
+            AType::S64 => "64",
+            _ => "",
+        }
+    }
+
+    fn float_mod(self) -> &'static str {
+        if self == AType::F32 {
+            "F32.FTZ.RN"
+        } else {
+            "F64.RN"
+        }
+    }
+}
+
+/// What an atomic needs to be lowered.
+struct Atomic {
+    op: AOp,
+    ty: AType,
+    sem: Sem,
+    /// The operand (`b`) and, for `cas`, the new value (`c`).
+    b: Reg,
+    c: Option<Reg>,
+}
+
+impl Cx<'_> {
+    pub(super) fn atom(&mut self, op: &PtxOp<'_>) -> bool {
+        let red = op.opcode == "red";
+        let Some(ty) = op.ty() else { return false };
+        if vec_len(&op.flags) > 1 {
+            return false;
+        }
+        let (Some(aop), Some(aty)) = (AOp::of(&op.flags), AType::of(ty)) else {
+            return false;
+        };
+        if aty.is_float() && aop != AOp::Add {
+            return false;
+        }
+        let ops = op.operands();
+        let cas = aop == AOp::Cas;
+        let (d, a, b, c) = match (red, cas, ops) {
+            (true, false, [a, b, ..]) => (None, a, b, None),
+            (false, false, [d, a, b, ..]) => (Some(d), a, b, None),
+            (false, true, [d, a, b, c, ..]) => (Some(d), a, b, Some(c)),
+            _ => return false,
+        };
+        let space = Space::of(&op.flags);
+        if matches!(space, Space::Local | Space::Param | Space::Const) {
+            return false;
+        }
+        let mut sem = Sem::of(&op.flags, Scope::Gpu);
+        if sem.order == Order::Weak {
+            sem.order = Order::Relaxed;
+        }
+        let words = aty.words();
+        let Some(addr) = self.addr(a) else {
+            return true;
+        };
+        let Some(vb) = self.src(b, ty, words) else {
+            return true;
+        };
+        let vb = self.fit(vb, words);
+        let vc = match c {
+            Some(c) => match self.src(c, ty, words) {
+                Some(v) => {
+                    let v = self.fit(v, words);
+                    Some(self.reg_of(v, words))
+                }
+                None => return true,
+            },
+            None => None,
+        };
+        let what = format!("`{}`", op.ins.opcode.text);
+        let Some(loc) = self.locate(space, &addr, &what) else {
+            return true;
+        };
+        let b = self.reg_of(vb, words);
+        let dst = match d {
+            None | Some(ast::Operand::Sink(_)) => None,
+            Some(d) => match self.dst(d) {
+                Some(dst) => Some(dst),
+                None => return false,
+            },
+        };
+        let at = Atomic {
+            op: aop,
+            ty: aty,
+            sem,
+            b,
+            c: vc,
+        };
+        if sem.releases() {
+            self.release_fence(sem.scope);
+        }
+        let ok = match loc {
+            Loc::Desc { global: true, .. } => self.atom_global(&at, &loc, dst),
+            Loc::Shared { .. } => self.atom_shared(&at, &loc, dst),
+            Loc::Desc { global: false, .. } | Loc::Pair { .. } => {
+                self.atom_generic(&at, &loc, dst, space == Space::Generic)
+            }
+            _ => false,
+        };
+        if ok && sem.acquires() {
+            self.acquire_fence(sem.scope);
+        }
+        ok
+    }
+
+    /// The result register of an atomic: the destination, or RZ when there is none.
+    fn result_reg(dst: Option<&Dst>) -> Reg {
+        dst.map_or(Reg::phys(PReg::RZ), Dst::reg)
+    }
+
+    fn finish_atomic(&mut self, dst: Option<Dst>, inst: Inst) {
+        match dst {
+            Some(d) => {
+                self.emit_def(&d, inst);
+                self.commit(d);
+            }
+            None => self.emit(inst),
+        }
+    }
+
+    /// The plain memory operand (`[R+off]`) of a 64-bit register pair.
+    fn plain_mem(reg: Reg, off: i64) -> Operand {
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: std::iter::once(MemTerm::Reg(reg, None))
+                .chain((off != 0).then_some(MemTerm::Imm(off)))
+                .collect(),
+        })
+    }
+
+    fn atom_global(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>) -> bool {
+        let Loc::Desc { reg, off, .. } = *loc else {
+            return false;
+        };
+        let strong = at.sem.strong().unwrap_or("STRONG.GPU");
+        let d = Self::result_reg(dst.as_ref());
+        let inst = if at.op == AOp::Cas {
+            let Some(c) = at.c else { return false };
+            let mut i = Inst::new(
+                "ATOM",
+                &[],
+                vec![
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::def(d),
+                    Self::plain_mem(reg, off),
+                    use_(at.b),
+                    use_(c),
+                ],
+            );
+            i.mods = split_mods(["E", "CAS", at.ty.int_mod(at.op), strong]);
+            i
+        } else if dst.is_none() {
+            let m = self.mem_operand(loc);
+            let ty = if at.ty.is_float() {
+                at.ty.float_mod()
+            } else {
+                at.ty.int_mod(at.op)
+            };
+            if at.op == AOp::Exch {
+                return false;
+            }
+            let mut i = Inst::new("REDG", &[], vec![m, use_(at.b)]);
+            i.mods = split_mods(["E", at.op.name(), ty, strong]);
+            i
+        } else {
+            let m = self.mem_operand(loc);
+            let (mn, ty) = if at.ty.is_float() {
+                ("ATOM", at.ty.float_mod())
+            } else {
+                ("ATOMG", at.ty.int_mod(at.op))
+            };
+            let mut i = Inst::new(
+                mn,
+                &[],
+                vec![
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::def(d),
+                    m,
+                    use_(at.b),
+                ],
+            );
+            i.mods = split_mods(["E", at.op.name(), ty, strong]);
+            i
+        };
+        self.finish_atomic(dst, inst);
+        true
+    }
+
+    /// Whether a shared-memory atomic has a native ATOMS form.
+    fn atoms_native(at: &Atomic) -> bool {
+        match at.ty {
+            AType::U32 | AType::S32 => true,
+            AType::U64 | AType::S64 => matches!(at.op, AOp::Exch | AOp::Cas),
+            _ => false,
+        }
+    }
+
+    fn atom_shared(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>) -> bool {
+        let Loc::Shared { reg, off } = *loc else {
+            return false;
+        };
+        let base = match reg {
+            Some(r) => r,
+            None => self.to_reg(Val::Imm(0), 1),
+        };
+        if !Self::atoms_native(at) {
+            return self.atom_cas_loop_shared(at, base, off, dst);
+        }
+        let d = Self::result_reg(dst.as_ref());
+        let ty = at.ty.int_mod(at.op);
+        let ty = if ty == "S32" && at.op == AOp::Add {
+            ""
+        } else {
+            ty
+        };
+        let inst = if at.op == AOp::Cas {
+            let Some(c) = at.c else { return false };
+            let mut i = Inst::new(
+                "ATOMS",
+                &[],
+                vec![
+                    Operand::def(d),
+                    Operand::new(OpKind::Mem {
+                        prefix: MemPrefix::None,
+                        terms: std::iter::once(MemTerm::Reg(base, None))
+                            .chain((off != 0).then_some(MemTerm::Imm(off)))
+                            .collect(),
+                    }),
+                    use_(at.b),
+                    use_(c),
+                ],
+            );
+            i.mods = split_mods(["CAS", ty]);
+            i
+        } else {
+            let mut i = Inst::new(
+                "ATOMS",
+                &[],
+                vec![
+                    Operand::def(d),
+                    Operand::new(OpKind::Mem {
+                        prefix: MemPrefix::None,
+                        terms: [
+                            Some(MemTerm::Reg(base, None)),
+                            Some(MemTerm::Reg(Reg::phys(PReg::URZ), None)),
+                            (off != 0).then_some(MemTerm::Imm(off)),
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                    }),
+                    use_(at.b),
+                ],
+            );
+            i.mods = split_mods([at.op.name(), ty]);
+            i
+        };
+        self.finish_atomic(dst, inst);
+        true
+    }
+
+    /// Whether a generic/cluster atomic is a single ATOM (integer 32-bit operations and
+    /// 32-bit CAS) or needs the fast path and fallback.
+    fn atom_single(at: &Atomic) -> bool {
+        matches!(at.ty, AType::U32 | AType::S32)
+    }
+
+    fn atom_generic(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>, generic: bool) -> bool {
+        let (reg, off) = match *loc {
+            Loc::Desc { reg, off, .. } | Loc::Pair { reg, off } => (reg, off),
+            _ => return false,
+        };
+        let strong = at.sem.strong().unwrap_or("STRONG.GPU");
+        // The encoder has float ATOMs only with a descriptor; the descriptor form reaches
+        // shared-window addresses too (ptxas's `LD.E desc[UR][R.64]` of a generic shared
+        // address, `10_shared_addr/ld_generic_of_shared_sym`).
+        let mem = if at.ty.is_float() {
+            self.mem_operand(&Loc::Desc {
+                global: false,
+                reg,
+                off,
+            })
+        } else if at.op == AOp::Cas || matches!(loc, Loc::Pair { .. }) {
+            Self::plain_mem(reg, off)
+        } else {
+            self.mem_operand(loc)
+        };
+        let ty = if at.ty.is_float() {
+            at.ty.float_mod()
+        } else {
+            at.ty.int_mod(at.op)
+        };
+        let mut mods: Vec<&'static str> = vec!["E", at.op.name(), ty, strong];
+        mods.retain(|m| !m.is_empty());
+        let single = Self::atom_single(at);
+        if single {
+            let d = Self::result_reg(dst.as_ref());
+            let mut ops = vec![
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::def(d),
+                mem,
+                use_(at.b),
+            ];
+            if at.op == AOp::Cas {
+                let Some(c) = at.c else { return false };
+                ops.push(use_(c));
+            }
+            let mut i = Inst::new("ATOM", &[], ops);
+            i.mods = split_mods(mods.clone());
+            self.finish_atomic(dst, i);
+            return true;
+        }
+        // The fast path with its fallback: a block structure.
+        let saved_guard = self.guard.take();
+        let dst = dst.map(|d| self.undo_prior(d));
+        // The blocks, in layout order: [body], s_chk, s_loop, d_chk, d_loop, other, done.
+        let body = saved_guard.map(|_| self.new_block());
+        let s_chk = self.new_block();
+        let s_loop = self.new_block();
+        let d_chk = self.new_block();
+        let d_loop = self.new_block();
+        let other = self.new_block();
+        let done = self.new_block();
+        let mut made: Vec<BlockId> = body.into_iter().collect();
+        made.extend([s_chk, s_loop, d_chk, d_loop, other, done]);
+        let mut into_done: Vec<(BlockId, VReg)> = Vec::new();
+        if let (Some((p, neg)), Some(body)) = (saved_guard, body) {
+            // Under a guard, skip the whole sequence where it is false.
+            self.branch_to(done, Some((p, !neg)));
+            self.fallthrough_to(body);
+            self.switch_to(body, false);
+        }
+        let words = at.ty.words();
+        let fast = self.new_vreg(RegClass::Gpr, words);
+        let ok = self.pred();
+        let mut ops = vec![
+            Operand::def(ok),
+            Operand::def(Reg::whole(fast, words)),
+            mem,
+            use_(at.b),
+        ];
+        if at.op == AOp::Cas {
+            match at.c {
+                Some(c) => ops.push(use_(c)),
+                None => {
+                    self.guard = saved_guard;
+                    return false;
+                }
+            }
+        }
+        let mut i = Inst::new("ATOM", &[], ops);
+        i.mods = split_mods(mods.clone());
+        self.emit(i);
+        self.branch_to(done, Some((ok, false)));
+        into_done.push((self.cur, fast));
+        self.fallthrough_to(s_chk);
+        // [s_chk] Is the address in the own CTA's shared memory? A generic address must first
+        // have SR_SWINHI as its high word.
+        self.switch_to(s_chk, false);
+        let same = if generic {
+            let swin = self.swinhi();
+            let p = self.pred();
+            self.emit_unguarded(Inst::new(
+                "ISETP",
+                &["EQ", "U32", "AND"],
+                vec![
+                    Operand::def(p),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    use_(word_of(reg, 1)),
+                    use_(swin),
+                    pt(),
+                ],
+            ));
+            Some(p)
+        } else {
+            None
+        };
+        let lo = word_of(reg, 0);
+        let ps = self.qspc("S", lo, same);
+        self.branch_to(d_chk, Some((ps, true)));
+        self.fallthrough_to(s_loop);
+        // [s_loop] LDS/ATOMS.CAST.SPIN.
+        self.switch_to(s_loop, false);
+        let vs = self.cas_loop(at, CasMem::Shared(lo, off));
+        self.fallthrough_to(done);
+        into_done.push((self.cur, vs));
+        // [d_chk] A peer CTA's shared memory?
+        self.switch_to(d_chk, false);
+        let pd = self.qspc("D", lo, same);
+        self.branch_to(other, Some((pd, true)));
+        self.fallthrough_to(d_loop);
+        // [d_loop] LD.E/ATOM.E.CAST.SPIN.
+        self.switch_to(d_loop, false);
+        let vd = self.cas_loop(at, CasMem::Generic(reg, off));
+        self.fallthrough_to(done);
+        into_done.push((self.cur, vd));
+        // [other] Anything else (local memory, private to the thread): read-modify-write.
+        self.switch_to(other, false);
+        let vo = self.plain_rmw(at, reg, off);
+        self.fallthrough_to(done);
+        into_done.push((self.cur, vo));
+        // [done] The merge.
+        self.finish_blocks(&made, done, dst, &into_done);
+        self.guard = saved_guard;
+        true
+    }
+
+    /// Seals the blocks a sequence made, continues in `done` and gives `dst` the value each
+    /// path into `done` computed (the guard-skip path keeps the old value).
+    fn finish_blocks(
+        &mut self,
+        made: &[BlockId],
+        done: BlockId,
+        dst: Option<Dst>,
+        into_done: &[(BlockId, VReg)],
+    ) {
+        if let Some(dst) = &dst {
+            for (from, v) in into_done {
+                self.ssa.write(dst.var, *from, *v);
+            }
+        }
+        for b in made {
+            if !self.ssa.is_sealed(*b) {
+                self.ssa.seal(self.f, *b);
+            }
+        }
+        self.switch_to(done, false);
+    }
+
+    /// A destination taken without its prior value (sequences that branch around themselves
+    /// merge the old value through SSA instead).
+    fn undo_prior(&mut self, mut d: Dst) -> Dst {
+        d.prior = None;
+        d
+    }
+
+    /// `QSPC.E.<kind> P, RZ, [lo.U32 + {0, SR_SWINHI}]`, and-ed with `same` when given.
+    fn qspc(&mut self, kind: &'static str, lo: Reg, same: Option<Reg>) -> Reg {
+        let ur = self.swin_ur();
+        let q = self.pred();
+        self.emit_unguarded(Inst::new(
+            "QSPC",
+            &["E", kind],
+            vec![
+                Operand::def(q),
+                Operand::def(Reg::phys(PReg::RZ)),
+                Operand::new(OpKind::Mem {
+                    prefix: MemPrefix::None,
+                    terms: vec![MemTerm::Reg(lo, Some("U32")), MemTerm::Reg(ur, None)],
+                }),
+            ],
+        ));
+        let Some(same) = same else { return q };
+        let p = self.pred();
+        self.emit_unguarded(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(p),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(q),
+                use_(same),
+                pt(),
+                Operand::imm(0x80),
+                Operand::imm(0),
+            ],
+        ));
+        p
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Blocks made by instruction selection
+
+    /// A new block, laid out after the planned block being lowered; linked by the caller.
+    pub(super) fn new_block(&mut self) -> BlockId {
+        self.fresh_block()
+    }
+
+    /// Ends the current block with `[@p] BRA target` (recording the edge). A branch on a
+    /// per-thread predicate is divergent: the `reconverge` pass brackets it as ptxas does
+    /// (`BSSY B0 … BSYNC B0` around the compare-and-swap loops).
+    pub(super) fn branch_to(&mut self, target: BlockId, guard: Option<(Reg, bool)>) {
+        let mut i = Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(target))]);
+        if let Some((p, neg)) = guard {
+            i = i.guarded(p, neg);
+            i.divergent = !self.is_uniform(p);
+        }
+        self.f.block_mut(self.cur).insts.push(i);
+        self.add_edge(self.cur, target);
+    }
+
+    /// Makes the current block fall through to `next` (recording the edge).
+    pub(super) fn fallthrough_to(&mut self, next: BlockId) {
+        let cur = self.cur;
+        self.f.block_mut(cur).fallthrough = Some(next);
+        self.add_edge(cur, next);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Compare-and-swap loops
+
+    /// `new = op(old, b)` for a read-modify-write emulation.
+    fn rmw_value(&mut self, at: &Atomic, old: Reg) -> Reg {
+        let words = at.ty.words();
+        let n = self.new_vreg(RegClass::Gpr, words);
+        let nw = |w: u8| {
+            if words == 1 {
+                Reg::whole(n, 1)
+            } else {
+                Reg::word(n, w)
+            }
+        };
+        let b = at.b;
+        match (at.op, at.ty) {
+            (AOp::Add, AType::F32) => self.emit_unguarded(Inst::new(
+                "FADD",
+                &[],
+                vec![Operand::def(nw(0)), use_(old), use_(b)],
+            )),
+            (AOp::Add, AType::F64) => self.emit_unguarded(Inst::new(
+                "DADD",
+                &[],
+                vec![Operand::def(Reg::whole(n, 2)), use_(old), use_(b)],
+            )),
+            (AOp::Add, _) if words == 1 => self.emit_unguarded(Inst::new(
+                "IADD3",
+                &[],
+                vec![Operand::def(nw(0)), use_(old), use_(b), rz()],
+            )),
+            (AOp::Add, _) => {
+                let c = self.pred();
+                self.emit_unguarded(Inst::new(
+                    "IADD3",
+                    &[],
+                    vec![
+                        Operand::def(nw(0)),
+                        Operand::def(c),
+                        use_(word_of(old, 0)),
+                        use_(word_of(b, 0)),
+                        rz(),
+                    ],
+                ));
+                self.emit_unguarded(Inst::new(
+                    "IADD3",
+                    &["X"],
+                    vec![
+                        Operand::def(nw(1)),
+                        use_(word_of(old, 1)),
+                        use_(word_of(b, 1)),
+                        rz(),
+                        use_(c),
+                        pt().inverted(),
+                    ],
+                ));
+            }
+            (AOp::And | AOp::Or | AOp::Xor, _) => {
+                let lut = match at.op {
+                    AOp::And => 0xc0,
+                    AOp::Or => 0xfc,
+                    _ => 0x3c,
+                };
+                for w in 0..words {
+                    self.emit_unguarded(Inst::new(
+                        "LOP3",
+                        &["LUT"],
+                        vec![
+                            Operand::def(nw(w)),
+                            use_(word_of(old, w)),
+                            use_(word_of(b, w)),
+                            rz(),
+                            Operand::imm(lut),
+                            pt().inverted(),
+                        ],
+                    ));
+                }
+            }
+            (AOp::Exch, _) => {
+                for w in 0..words {
+                    self.set_word(nw(w), Val::Reg(word_of(b, w)));
+                }
+            }
+            (AOp::Min | AOp::Max | AOp::Cas, _) => {
+                // min/max: keep old where old is already on the right side of b; cas: take c
+                // where old == b.
+                let signed = matches!(at.ty, AType::S32 | AType::S64);
+                let cmp = match at.op {
+                    AOp::Min => "LT",
+                    AOp::Max => "GT",
+                    _ => "EQ",
+                };
+                let p = self.pred();
+                let lo_mods: Vec<&'static str> = if words == 2 || !signed {
+                    vec![cmp, "U32", "AND"]
+                } else {
+                    vec![cmp, "AND"]
+                };
+                let mut i = Inst::new(
+                    "ISETP",
+                    &[],
+                    vec![
+                        Operand::def(p),
+                        Operand::def(Reg::phys(PReg::PT)),
+                        use_(word_of(old, 0)),
+                        use_(word_of(b, 0)),
+                        pt(),
+                    ],
+                );
+                i.mods = lo_mods;
+                self.emit_unguarded(i);
+                let p = if words == 2 {
+                    let q = self.pred();
+                    let mut m: Vec<&'static str> = vec![cmp];
+                    if !signed || at.op == AOp::Cas {
+                        m.push("U32");
+                    }
+                    m.extend(["AND", "EX"]);
+                    let mut i = Inst::new(
+                        "ISETP",
+                        &[],
+                        vec![
+                            Operand::def(q),
+                            Operand::def(Reg::phys(PReg::PT)),
+                            use_(word_of(old, 1)),
+                            use_(word_of(b, 1)),
+                            pt(),
+                            use_(p),
+                        ],
+                    );
+                    i.mods = m;
+                    self.emit_unguarded(i);
+                    q
+                } else {
+                    p
+                };
+                let (yes, no) = match at.op {
+                    AOp::Cas => (at.c.unwrap_or(b), old),
+                    _ => (old, b),
+                };
+                for w in 0..words {
+                    self.emit_unguarded(Inst::new(
+                        "SEL",
+                        &[],
+                        vec![
+                            Operand::def(nw(w)),
+                            use_(word_of(yes, w)),
+                            use_(word_of(no, w)),
+                            use_(p),
+                        ],
+                    ));
+                }
+            }
+            (AOp::Inc | AOp::Dec, _) => {
+                // inc: old >= b ? 0 : old + 1; dec: (old == 0 || old > b) ? b : old - 1
+                // (32-bit only reaches here through a generic fallback).
+                let p = self.pred();
+                let t = self.gpr();
+                if at.op == AOp::Inc {
+                    self.emit_unguarded(Inst::new(
+                        "ISETP",
+                        &["GE", "U32", "AND"],
+                        vec![
+                            Operand::def(p),
+                            Operand::def(Reg::phys(PReg::PT)),
+                            use_(word_of(old, 0)),
+                            use_(word_of(b, 0)),
+                            pt(),
+                        ],
+                    ));
+                    self.emit_unguarded(Inst::new(
+                        "IADD3",
+                        &[],
+                        vec![
+                            Operand::def(t),
+                            use_(word_of(old, 0)),
+                            Operand::imm(1),
+                            rz(),
+                        ],
+                    ));
+                    self.emit_unguarded(Inst::new(
+                        "SEL",
+                        &[],
+                        vec![Operand::def(nw(0)), rz(), use_(t), use_(p)],
+                    ));
+                } else {
+                    let z = self.pred();
+                    self.emit_unguarded(Inst::new(
+                        "ISETP",
+                        &["GT", "U32", "AND"],
+                        vec![
+                            Operand::def(p),
+                            Operand::def(Reg::phys(PReg::PT)),
+                            use_(word_of(old, 0)),
+                            use_(word_of(b, 0)),
+                            pt(),
+                        ],
+                    ));
+                    self.emit_unguarded(Inst::new(
+                        "ISETP",
+                        &["EQ", "OR"],
+                        vec![
+                            Operand::def(z),
+                            Operand::def(Reg::phys(PReg::PT)),
+                            use_(word_of(old, 0)),
+                            rz(),
+                            use_(p),
+                        ],
+                    ));
+                    self.emit_unguarded(Inst::new(
+                        "IADD3",
+                        &[],
+                        vec![
+                            Operand::def(t),
+                            use_(word_of(old, 0)),
+                            Operand::imm(-1),
+                            rz(),
+                        ],
+                    ));
+                    self.emit_unguarded(Inst::new(
+                        "SEL",
+                        &[],
+                        vec![Operand::def(nw(0)), use_(word_of(b, 0)), use_(t), use_(z)],
+                    ));
+                }
+            }
+        }
+        Reg::whole(n, words)
+    }
+
+    /// A compare-and-swap loop in block `head` (the current block): load, compute, `CAST.SPIN`,
+    /// retry until it succeeds. Returns the old value. Control continues in the current block
+    /// after the loop's back branch (the caller links it onwards).
+    fn cas_loop(&mut self, at: &Atomic, m: CasMem) -> VReg {
+        let head = self.cur;
+        let words = at.ty.words();
+        let w64 = words == 2;
+        let old = self.new_vreg(RegClass::Gpr, words);
+        let old_r = Reg::whole(old, words);
+        let size: &'static str = if w64 { "64" } else { "" };
+        let st = self.new_vreg(RegClass::Gpr, words);
+        let st_r = Reg::whole(st, words);
+        match m {
+            CasMem::Shared(lo, off) => {
+                let mem = Operand::new(OpKind::Mem {
+                    prefix: MemPrefix::None,
+                    terms: std::iter::once(MemTerm::Reg(lo, None))
+                        .chain((off != 0).then_some(MemTerm::Imm(off)))
+                        .collect(),
+                });
+                let mut ld = Inst::new("LDS", &[], vec![Operand::def(old_r), mem.clone()]);
+                if w64 {
+                    ld.mods = split_mods(["64"]);
+                }
+                self.emit_unguarded(ld);
+                let new = self.rmw_value(at, old_r);
+                let mut cas = Inst::new(
+                    "ATOMS",
+                    &[],
+                    vec![Operand::def(st_r), mem, use_(old_r), use_(new)],
+                );
+                cas.mods = split_mods(["CAST.SPIN", size]);
+                self.emit_unguarded(cas);
+            }
+            CasMem::Generic(reg, off) => {
+                let mem = Self::plain_mem(reg, off);
+                let mut ld = Inst::new("LD", &[], vec![Operand::def(old_r), mem.clone()]);
+                ld.mods = split_mods(["E", size]);
+                self.emit_unguarded(ld);
+                let new = self.rmw_value(at, old_r);
+                let mut cas = Inst::new(
+                    "ATOM",
+                    &[],
+                    vec![
+                        Operand::def(Reg::phys(PReg::PT)),
+                        Operand::def(st_r),
+                        mem,
+                        use_(old_r),
+                        use_(new),
+                    ],
+                );
+                cas.mods = split_mods(["E", "CAST.SPIN", size]);
+                self.emit_unguarded(cas);
+            }
+        }
+        let p = self.pred();
+        self.emit_unguarded(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(p),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(word_of(st_r, 0)),
+                Operand::imm(1),
+                pt(),
+            ],
+        ));
+        let p = if w64 {
+            let q = self.pred();
+            self.emit_unguarded(Inst::new(
+                "ISETP",
+                &["EQ", "U32", "AND", "EX"],
+                vec![
+                    Operand::def(q),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    use_(word_of(st_r, 1)),
+                    rz(),
+                    pt(),
+                    use_(p),
+                ],
+            ));
+            q
+        } else {
+            p
+        };
+        self.branch_to(head, Some((p, true)));
+        old
+    }
+
+    /// `old = LD.E [a]; ST.E [a], op(old, b)`: the fallback for addresses that are neither
+    /// global nor shared (local memory is private to the thread).
+    fn plain_rmw(&mut self, at: &Atomic, reg: Reg, off: i64) -> VReg {
+        let words = at.ty.words();
+        let size: &'static str = if words == 2 { "64" } else { "" };
+        let old = self.new_vreg(RegClass::Gpr, words);
+        let old_r = Reg::whole(old, words);
+        let mut ld = Inst::new(
+            "LD",
+            &[],
+            vec![Operand::def(old_r), Self::plain_mem(reg, off)],
+        );
+        ld.mods = split_mods(["E", size]);
+        self.emit_unguarded(ld);
+        let new = self.rmw_value(at, old_r);
+        let mut st = Inst::new("ST", &[], vec![Self::plain_mem(reg, off), use_(new)]);
+        st.mods = split_mods(["E", size]);
+        self.emit_unguarded(st);
+        old
+    }
+
+    /// A shared-memory atomic without an ATOMS form: a compare-and-swap loop
+    /// (`atoms_f32`: `LDS; FADD; ATOMS.CAST.SPIN; ISETP.EQ.U32 1; @!P BRA`).
+    fn atom_cas_loop_shared(&mut self, at: &Atomic, base: Reg, off: i64, dst: Option<Dst>) -> bool {
+        let saved_guard = self.guard.take();
+        let dst = dst.map(|d| self.undo_prior(d));
+        let head = self.new_block();
+        let done = self.new_block();
+        if let Some((p, neg)) = saved_guard {
+            self.branch_to(done, Some((p, !neg)));
+        }
+        self.fallthrough_to(head);
+        self.switch_to(head, false);
+        let v = self.cas_loop(at, CasMem::Shared(base, off));
+        self.fallthrough_to(done);
+        let from = self.cur;
+        self.finish_blocks(&[head, done], done, dst, &[(from, v)]);
+        self.guard = saved_guard;
+        true
+    }
+}
+
+/// The memory a compare-and-swap loop works on.
+#[derive(Clone, Copy)]
+enum CasMem {
+    /// A shared-window address (`LDS`/`ATOMS`).
+    Shared(Reg, i64),
+    /// A generic 64-bit address (`LD.E`/`ATOM.E`).
+    Generic(Reg, i64),
+}
