@@ -933,37 +933,58 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
 
     // Stalls: issue times per block, with ready times flowing between blocks.
+    // Ready times flow along the edges (not into a callee); a block whose first instruction
+    // must wait for a result of a predecessor gets the wait as extra stall at the end of every
+    // predecessor (`pad`), and the rounds repeat until nothing changes.
     let nb = g.blocks.len();
-    let mut ready_in: Vec<Ready> = vec![Ready::new(); nb];
+    let mut outs: Vec<Ready> = vec![Ready::new(); nb];
+    let mut pad = vec![0i64; nb];
     let mut issue = vec![0i64; n + 1];
     let mut reason: Vec<String> = vec![String::new(); n];
     let mut gap_after = vec![1i64; n];
-    for _round in 0..20 {
+    for _round in 0..64 {
         let mut changed = false;
         for &b in &order {
             let (s, e) = g.blocks[b];
+            let mut ready_in = Ready::new();
+            for &p in &g.preds[b] {
+                let (_, pe) = g.blocks[p];
+                if nodes[pe - 1].flow == Flow::Call {
+                    continue;
+                }
+                for (u, (left, x)) in &outs[p] {
+                    let slot = ready_in.entry(*u).or_insert((i64::MIN, *x));
+                    if *left > slot.0 {
+                        *slot = (*left, *x);
+                    }
+                }
+            }
             let out = time_block(
                 code,
                 nodes,
                 m,
                 s,
                 e,
-                &ready_in[b],
+                &ready_in,
+                pad[b],
                 &mut issue,
                 &mut reason,
                 &mut gap_after,
             );
-            for &t in &g.succs[b] {
-                if nodes[e - 1].flow == Flow::Call {
-                    continue;
-                }
-                for (u, (left, p)) in &out {
-                    let slot = ready_in[t].entry(*u).or_insert((i64::MIN, *p));
-                    if *left > slot.0 {
-                        *slot = (*left, *p);
-                        changed = true;
+            if out != outs[b] {
+                outs[b] = out;
+                changed = true;
+            }
+            if issue[s] > 0 {
+                for &p in &g.preds[b] {
+                    let (_, pe) = g.blocks[p];
+                    if nodes[pe - 1].flow == Flow::Call {
+                        continue;
                     }
+                    pad[p] += issue[s];
+                    reason[pe - 1] = format!("results for #{s} (next block)");
                 }
+                changed = true;
             }
         }
         if !changed {
@@ -1055,6 +1076,7 @@ fn time_block(
     s: usize,
     e: usize,
     ready_in: &Ready,
+    pad: i64,
     issue: &mut [i64],
     reason: &mut [String],
     gap_after: &mut [i64],
@@ -1144,6 +1166,7 @@ fn time_block(
             }
         }
     }
+    end += pad;
     gap_after[e - 1] = end - issue[e - 1];
     let mut out = Ready::new();
     for (k, p) in ready_in {

@@ -280,6 +280,27 @@ impl Model {
         None
     }
 
+    /// The smallest read-after-write latency of every row that applies to the pair (not only the
+    /// most specific one): the fewest cycles ptxas has left between producers and consumers of
+    /// these classes and pipes. The hazard checker's requirement (0 when no row applies).
+    pub fn raw_latency_floor(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
+        let mut best: Option<u8> = None;
+        for pk in [p.class.as_str(), p.pipe.as_str(), "*"] {
+            for ck in [c.class.as_str(), c.pipe.as_str(), "*"] {
+                for ok in [op.name(), "*"] {
+                    if let Some(&k) =
+                        self.raw_index
+                            .get(&(pk.to_string(), ck.to_string(), ok.to_string()))
+                    {
+                        let v = self.raw[k].cycles;
+                        best = Some(best.map_or(v, |b| b.min(v)));
+                    }
+                }
+            }
+        }
+        best.unwrap_or(0)
+    }
+
     /// Read-after-write latency in cycles (0 when no row applies).
     pub fn raw_latency(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
         self.raw_row(p, c, op).map_or(0, |r| r.cycles)
