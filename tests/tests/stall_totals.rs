@@ -69,11 +69,14 @@ fn decode_words(code: &[u8]) -> Vec<Instr> {
         .collect()
 }
 
+/// Per kernel: ptxas's stall cycles, ptxc's, ptxas's instructions, ptxc's.
+type Totals = (u64, u64, usize, usize);
+
 #[test]
 fn static_stall_cycles_against_ptxas() {
     let files = accepted_corpus();
     // Per kernel: (ptxas stalls, ptxc stalls, ptxas instructions, ptxc instructions).
-    let mut per: BTreeMap<String, (u64, u64, usize, usize)> = BTreeMap::new();
+    let mut per: BTreeMap<String, Totals> = BTreeMap::new();
     for path in &files {
         let Some(r) = ptxas(path, &[]) else { return };
         let Some(cubin) = r.cubin else { continue };
@@ -113,7 +116,7 @@ fn static_stall_cycles_against_ptxas() {
         per.len(),
         tc as f64 / ta.max(1) as f64
     );
-    let mut worst: Vec<(&String, &(u64, u64, usize, usize))> = per.iter().collect();
+    let mut worst: Vec<(&String, &Totals)> = per.iter().collect();
     worst.sort_by_key(|(k, v)| (std::cmp::Reverse(v.1 as i64 - v.0 as i64), (*k).clone()));
     println!("kernels where ptxc stalls most beyond ptxas (ptxas / ptxc cycles):");
     for (k, v) in worst.iter().take(10) {
