@@ -315,7 +315,7 @@ pub fn listing_ctrl(e: &EncodedFunction, explain: bool) -> Result<String, String
                 parts.push(format!("wait SB{sb} for {}", list.join(", ")));
             }
             if !why.stall.is_empty() {
-                parts.push(format!("stall {}: {}", i.ctrl.stall, why.stall));
+                parts.push(format!("stall {}: {}", i.ctrl.stall, addresses(&why.stall)));
             }
             if !parts.is_empty() {
                 s.push_str("    // ");
@@ -325,4 +325,22 @@ pub fn listing_ctrl(e: &EncodedFunction, explain: bool) -> Result<String, String
         s.push('\n');
     }
     Ok(s)
+}
+
+/// `#12` (an instruction index in the pass's reasons) → `0x00c0` (its address).
+fn addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(p) = rest.find('#') {
+        out.push_str(&rest[..p]);
+        let after = &rest[p + 1..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        match after[..digits].parse::<u64>() {
+            Ok(k) => out.push_str(&format!("0x{:04x}", k * 16)),
+            Err(_) => out.push('#'),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }

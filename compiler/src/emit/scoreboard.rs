@@ -982,7 +982,6 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
                         continue;
                     }
                     pad[p] += issue[s];
-                    reason[pe - 1] = format!("results for #{s} (next block)");
                 }
                 changed = true;
             }
@@ -1089,7 +1088,7 @@ fn time_block(
         let mut t = if k == s { 0 } else { issue[k - 1] + 1 };
         let mut why = String::from("1");
         if k > s {
-            why = "default".into();
+            why = "the next instruction may issue 1 cycle later".into();
         }
         // Issue distances from earlier instructions of the block.
         for x in (s..k).rev() {
@@ -1107,7 +1106,7 @@ fn time_block(
                 let at = issue[x] + r.cycles as i64;
                 if at > t {
                     t = at;
-                    why = format!("issue #{x}");
+                    why = format!("issue distance of the next instruction from #{x}");
                 }
             }
         }
@@ -1127,7 +1126,7 @@ fn time_block(
                 let at = issue[p] + lat;
                 if at > t {
                     t = at;
-                    why = format!("raw #{p}");
+                    why = format!("the next instruction reads a result of #{p}");
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
                 // `left` is measured from the block's first issue: the consumer's latency.
@@ -1135,7 +1134,7 @@ fn time_block(
                 let at = left + lat;
                 if at > t {
                     t = at;
-                    why = format!("raw #{p} (earlier block)");
+                    why = format!("the next instruction reads a result of #{p} (earlier block)");
                 }
             }
         }
@@ -1148,7 +1147,7 @@ fn time_block(
         }
     }
     if e > s {
-        reason[e - 1] = "end of block".into();
+        reason[e - 1] = "end of block (issue distance to any next instruction)".into();
     }
     // Ready times at the end: relative issue of the producer, shifted so that 0 is the cycle
     // after the last instruction of the block.
@@ -1166,7 +1165,12 @@ fn time_block(
             }
         }
     }
-    end += pad;
+    if pad > 0 {
+        end += pad;
+        reason[e - 1] = format!(
+            "a next block's first instruction reads a result still in flight ({pad} cycles)"
+        );
+    }
     gap_after[e - 1] = end - issue[e - 1];
     let mut out = Ready::new();
     for (k, p) in ready_in {
