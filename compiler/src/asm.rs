@@ -38,7 +38,9 @@ pub struct AsmArgs {
     /// one: ends with `ctrl-agreement: N/M instructions identical` and per-field figures.
     #[arg(long, conflicts_with_all = ["check", "output"])]
     pub recompute_ctrl: bool,
-    /// With --recompute-ctrl: print every instruction whose control word differs.
+    /// With --recompute-ctrl: print every instruction whose control word differs (every
+    /// instruction when the environment variable PTXC_CTRL_ALL is set), with what set ptxc's
+    /// stall.
     #[arg(long, requires = "recompute_ctrl")]
     pub show_diffs: bool,
     /// With --recompute-ctrl: the listing is of debug code (ptxas -g, or `.target sm_90a,

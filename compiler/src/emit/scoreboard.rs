@@ -34,7 +34,8 @@
 //!    issue distance from every earlier instruction of the block (`issue.csv`: pipe throughput,
 //!    branch resolution, the 6-cycle `UCGABAR_ARV` → reader spacing). The stall of an
 //!    instruction is the distance to the next one, clamped to 1..=15; a longer gap is reported
-//!    so that the caller can insert `NOP`s.
+//!    so that the caller can insert `NOP`s. When the first instruction of a block must wait for
+//!    a result of a predecessor, the wait becomes extra stall at the end of every predecessor.
 //! 6. **Yield** (bit 109), by ptxas's rules: never with stall 0 or >= 12; always on stall 1 and on
 //!    variable-latency instructions; on fixed-latency ones, clear for a stall of 3 or more, or
 //!    when 12 cycles have passed since the last clear bit (the warp must offer to switch at
