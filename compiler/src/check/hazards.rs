@@ -22,8 +22,11 @@
 //!
 //! A wait on a scoreboard completes everything pending on it (the counter reaches zero).
 //! `DEPBAR.LE SBn, 0x0` and `DEPBAR {…}` are waits; `DEPBAR.LE SBn, k` with `k > 0` is taken to
-//! complete nothing (conservative). Calls (`CALL`) and returns are assumed to wait for nothing:
-//! the callee's code is checked as part of the function when it is in the same section.
+//! complete nothing (conservative). Calls and returns wait for nothing: a `CALL` flows into its
+//! target and on to the next instruction, a `RET` to the instruction after every `CALL` of the
+//! function (a subroutine in the same section is checked with its callers). The queue rules of
+//! `opcodes.csv` apply: a result lands after the instruction's own sources are read, and a queue
+//! member completes the earlier members of its queue in the same straight-line block.
 
 // Instruction indices relate several per-instruction tables; index loops say that best.
 #![allow(clippy::needless_range_loop)]
@@ -183,6 +186,12 @@ fn decode_function(words: &[[u64; 2]]) -> Result<Vec<Info>, String> {
             // 04_dsmem_ldst/atom_add_f32, red_add_f32, atom_add_u64): it is not tracked.
             writes.retain(|u: &Unit| !matches!(u.0, RegFile::Pred | RegFile::UPred));
         }
+        if variable && instr.mnemonic == "BMOV" {
+            // Nor does it wait before reading a convergence barrier that `BMOV.32 Bn, R` wrote
+            // (tests/kernels/device_calls.ptx: a recursive call's epilogue restores B6, the
+            // caller's BSYNC B6 follows the RET).
+            writes.retain(|u: &Unit| u.0 != RegFile::Barrier);
+        }
         let mut waits = instr.ctrl.wait;
         if instr.mnemonic == "DEPBAR" {
             waits |= depbar_waits(&instr);
@@ -226,6 +235,34 @@ fn decode_function(words: &[[u64; 2]]) -> Result<Vec<Info>, String> {
             waits,
             succs,
         });
+    }
+    // A RET returns to the instruction after each CALL whose subroutine reaches it (walking
+    // the subroutine, a nested CALL continues after itself).
+    let mut ret_edges: Vec<(usize, usize)> = Vec::new();
+    for (k, i) in out.iter().enumerate() {
+        if i.instr.mnemonic != "CALL" || k + 1 >= n {
+            continue;
+        }
+        let Some(&t) = i.succs.iter().find(|&&s| s != k + 1) else {
+            continue;
+        };
+        let mut seen = vec![false; n];
+        let mut stack = vec![t];
+        while let Some(x) = stack.pop() {
+            if std::mem::replace(&mut seen[x], true) {
+                continue;
+            }
+            match out[x].instr.mnemonic {
+                "RET" => ret_edges.push((x, k + 1)),
+                "CALL" => stack.extend((x + 1 < n).then_some(x + 1)),
+                _ => stack.extend(out[x].succs.iter().copied()),
+            }
+        }
+    }
+    for (r, to) in ret_edges {
+        out[r].succs.push(to);
+        out[r].succs.sort_unstable();
+        out[r].succs.dedup();
     }
     Ok(out)
 }

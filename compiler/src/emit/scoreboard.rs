@@ -13,7 +13,8 @@
 //!    sources are released later). The state is the set of pending events with the registers
 //!    they cover; at a merge the states are united (conservative). An instruction *needs* the
 //!    pending write events of the registers it reads (RAW) or writes (WAW) and the pending read
-//!    events of the registers it writes (WAR); `CALL` and `RET` need everything. A needed event
+//!    events of the registers it writes (WAR); a `CALL` out of the function needs everything;
+//!    what is pending at a `RET` flows to the instructions after the calls. A needed event
 //!    is complete afterwards. Events of one in-order queue (`opcodes.csv`) complete in order, so
 //!    waiting for a later one completes the earlier ones of the same block.
 //! 3. **Scoreboard allocation by interval-graph colouring.** Events needed at the same set of
@@ -256,6 +257,8 @@ pub struct Cfg {
     pub preds: Vec<Vec<usize>>,
     /// Block of each instruction.
     pub block_of: Vec<usize>,
+    /// Blocks control returns to from a `RET`: those after a `CALL` into the function.
+    pub returns_to: Vec<usize>,
 }
 
 /// Builds the CFG of a function from its nodes.
@@ -322,11 +325,20 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
             preds[t].push(b);
         }
     }
+    let mut returns_to: Vec<usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(k, n)| n.flow == Flow::Call && n.target.is_some() && k + 1 < nodes.len())
+        .map(|(k, _)| block_of[k + 1])
+        .collect();
+    returns_to.sort_unstable();
+    returns_to.dedup();
     Cfg {
         blocks,
         succs,
         preds,
         block_of,
+        returns_to,
     }
 }
 
@@ -404,7 +416,18 @@ fn merge(into: &mut State, from: &State) -> bool {
 /// not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
 /// the registers live into the subroutine ([`call_reads`]).
 fn waits_all(node: &Node) -> bool {
-    (node.flow == Flow::Call && node.target.is_none()) || node.class.class == "RET"
+    node.flow == Flow::Call && node.target.is_none()
+}
+
+/// The blocks a block's pending events flow to: its successors, and for a `RET` the blocks
+/// after the calls into the function (what the subroutine leaves in flight is still in flight
+/// when the caller continues; ptxas's `RET` waits for nothing).
+fn event_succs<'a>(nodes: &[Node], g: &'a Cfg, b: usize) -> impl Iterator<Item = &'a usize> {
+    let (_, e) = g.blocks[b];
+    let ret = nodes[e - 1].class.class == "RET";
+    g.succs[b]
+        .iter()
+        .chain(g.returns_to.iter().filter(move |_| ret))
 }
 
 /// Adds to every `CALL` with a target in the function the registers live at its target (what
@@ -630,7 +653,7 @@ fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u
             for k in s..e {
                 step(k, nodes, &g.block_of, &mut st, colour);
             }
-            for &t in &g.succs[b] {
+            for &t in event_succs(nodes, g, b) {
                 if merge(&mut input[t], &st) {
                     dirty[t] = true;
                     any = true;
