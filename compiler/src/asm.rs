@@ -6,8 +6,9 @@
 //! does not show them. Listings with several functions (`Function : name` headers) are accepted;
 //! header lines are ignored and the raw output concatenates all instructions in order.
 
+use crate::emit::scoreboard::{self, Agreement};
 use crate::target::sm90a::bits::{diff_ranges, fmt_ranges};
-use crate::target::sm90a::{encode, listed_instr, parse_listing};
+use crate::target::sm90a::{Instr, encode, listed_instr, parse_listing};
 use clap::Args;
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
@@ -33,6 +34,69 @@ pub struct AsmArgs {
     /// Where to write the encoded instructions (raw 16-byte words, as `nvdisasm -b SM90a` reads).
     #[arg(short = 'o', long = "output-file", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Recompute every control word with ptxc's scoreboard pass and compare it with the listed
+    /// one: ends with `ctrl-agreement: N/M instructions identical` and per-field figures.
+    #[arg(long, conflicts_with_all = ["check", "output"])]
+    pub recompute_ctrl: bool,
+    /// With --recompute-ctrl: print every instruction whose control word differs (every
+    /// instruction when the environment variable PTXC_CTRL_ALL is set), with what set ptxc's
+    /// stall.
+    #[arg(long, requires = "recompute_ctrl")]
+    pub show_diffs: bool,
+    /// With --recompute-ctrl: the listing is of debug code (ptxas -g, or `.target sm_90a,
+    /// debug`), whose control words follow ptxas's serial scheme.
+    #[arg(long, requires = "recompute_ctrl")]
+    pub debug_code: bool,
+}
+
+/// The result of `--recompute-ctrl` on a listing: the agreement and, when asked, the
+/// differing instructions.
+pub fn recompute_ctrl(
+    src: &str,
+    show: bool,
+    opts: scoreboard::Options,
+) -> Result<(Agreement, String), String> {
+    let listing = parse_listing(src);
+    if listing.is_empty() {
+        return Err("no instructions found (expected `/*0000*/ TEXT ; /* 0x... */` lines)".into());
+    }
+    // Functions in listing order.
+    let mut funcs: Vec<(String, Vec<Instr>)> = Vec::new();
+    for l in &listing {
+        if l.words.is_none() {
+            return Err(format!(
+                "line {}: `{}` has no encoding words: the listed control bits are needed",
+                l.line, l.text
+            ));
+        }
+        let mut i = listed_instr(l).map_err(|e| format!("line {}: `{}`: {e}", l.line, l.text))?;
+        for o in &mut i.operands {
+            o.reuse = false;
+        }
+        match funcs.last_mut() {
+            Some((name, v)) if *name == l.function => v.push(i),
+            _ => funcs.push((l.function.clone(), vec![i])),
+        }
+    }
+    let mut total = Agreement::default();
+    let mut diffs = String::new();
+    for (name, code) in &funcs {
+        let nodes = scoreboard::analyze(code).map_err(|e| format!("{name}: {e}"))?;
+        let ours = scoreboard::assign_nodes(code, &nodes, opts);
+        for (k, ((i, c), node)) in code.iter().zip(&ours.ctrl).zip(&nodes).enumerate() {
+            total.add(c, &i.ctrl, node.padding);
+            if show && (*c != i.ctrl || std::env::var_os("PTXC_CTRL_ALL").is_some()) {
+                diffs.push_str(&format!(
+                    "{name}+0x{:04x}: ptxas {} ptxc {}  {i}    ({})\n",
+                    i.addr,
+                    scoreboard::ctrl_text(&i.ctrl),
+                    scoreboard::ctrl_text(c),
+                    ours.why[k].stall,
+                ));
+            }
+        }
+    }
+    Ok((total, diffs))
 }
 
 fn read_input(p: &PathBuf) -> std::io::Result<String> {
@@ -61,6 +125,21 @@ pub fn run(args: &AsmArgs) -> ExitCode {
             return ExitCode::from(crate::cli::INPUT_ERROR);
         }
     };
+    if args.recompute_ctrl {
+        let opts = scoreboard::Options {
+            serial: args.debug_code,
+        };
+        return match recompute_ctrl(&src, args.show_diffs, opts) {
+            Ok((a, diffs)) => {
+                print!("{diffs}{}", a.report());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ptxc asm: error: {}: {e}", args.input.display());
+                ExitCode::from(crate::cli::INPUT_ERROR)
+            }
+        };
+    }
     let listing = parse_listing(&src);
     if listing.is_empty() {
         eprintln!(

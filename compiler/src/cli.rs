@@ -52,6 +52,9 @@ pub struct Cli {
 pub enum Command {
     /// Assemble a SASS listing (cuobjdump -sass format) into machine code.
     Asm(crate::asm::AsmArgs),
+    /// Check an sm_90a cubin's control words: every register read not covered by a scoreboard
+    /// wait or enough stall cycles; ends with `hazards: N` (exit 1 when N > 0).
+    Check(crate::check::CheckArgs),
 }
 
 /// `ptxc [OPTIONS] INPUT`: compile PTX.
@@ -78,6 +81,16 @@ pub struct CompileArgs {
     /// What to produce.
     #[arg(long, value_enum, default_value = "cubin")]
     pub emit: Emit,
+
+    /// With --emit sass: show each instruction's control word (`[B------:R-:W0:Y:S04]`: wait
+    /// mask, read and write scoreboards, yield, stall).
+    #[arg(long)]
+    pub ctrl: bool,
+
+    /// With --emit sass: show the control words and, after each instruction, which producers its
+    /// waits and stall are for.
+    #[arg(long)]
+    pub explain_ctrl: bool,
 
     /// Print resource usage, like ptxas -v.
     #[arg(short = 'v', long)]
@@ -143,6 +156,7 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
     };
     match &cli.command {
         Some(Command::Asm(args)) => crate::asm::run(args),
+        Some(Command::Check(args)) => crate::check::run(args),
         None => compile(&cli.compile),
     }
 }
@@ -225,7 +239,12 @@ fn compile(args: &CompileArgs) -> ExitCode {
             };
             let mut text = String::new();
             for e in &encoded {
-                match crate::emit::sass::listing(e) {
+                let l = if args.ctrl || args.explain_ctrl {
+                    crate::emit::sass::listing_ctrl(e, args.explain_ctrl)
+                } else {
+                    crate::emit::sass::listing(e)
+                };
+                match l {
                     Ok(l) => text.push_str(&l),
                     Err(err) => {
                         eprintln!("ptxc: internal error: {err}");

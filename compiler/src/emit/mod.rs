@@ -6,6 +6,7 @@
 //! * [`listing`]: a cubin from a SASS listing with header comments (`ptxc asm -o OUT.cubin`).
 //! * [`elf`], [`frame`], [`note`]: the ELF64 layer, `.debug_frame` and the `.note.nv.*` notes.
 //! * [`sass`]: SASS listings of compiled functions.
+//! * [`scoreboard`]: control words (stalls, yield, scoreboards, wait masks, reuse).
 //!
 //! The contract values (constant bank 0, EIATTR codes, ELF constants) live in the
 //! `ptxc-runtime-abi` crate (`runtime_abi`).
@@ -17,6 +18,7 @@ pub mod model;
 pub mod note;
 pub mod read;
 pub mod sass;
+pub mod scoreboard;
 pub mod write;
 
 pub use model::Cubin;

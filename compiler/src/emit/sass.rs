@@ -2,14 +2,15 @@
 //! instruction to the [`sm90a`] model, control words, encoding, and the padding ptxas puts after
 //! a function (`BRA self` then `NOP`s to a multiple of 128 bytes).
 //!
-//! Control words here are *conservative* until the scoreboard pass exists: every
-//! variable-latency instruction sets scoreboard 0 when it writes registers and scoreboard 1 when
-//! it reads them, every instruction waits on both, and every fixed-latency instruction that
-//! writes a register stalls 15 cycles — longer than any fixed latency — so no instruction can
-//! read a register before its producer has written it. Correct, and slow.
+//! Control words come from the scoreboard pass ([`scoreboard`], `docs/passes/scoreboard.md`),
+//! run on the laid-out instruction stream: stall counts from the measured latency model,
+//! scoreboards for variable-latency results and sources, wait masks, yield and reuse flags. The
+//! hazard checker ([`crate::check::hazards`]) verifies the result independently.
 
+use crate::emit::scoreboard;
 use crate::mir::{self, Function, OpKind, RegClass};
-use crate::target::sm90a::{self as sass, Ctrl, Instr, Latency};
+use crate::target::sm90a::{self as sass, Ctrl, Instr};
+use std::collections::BTreeMap;
 
 /// One encoded function.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +22,8 @@ pub struct EncodedFunction {
     pub exit_offsets: Vec<u32>,
     /// Instructions before the padding.
     pub code_len: usize,
+    /// Why each instruction got its control word (`--explain-ctrl`).
+    pub why: Vec<scoreboard::Why>,
 }
 
 impl EncodedFunction {
@@ -103,52 +106,78 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
     Ok(out)
 }
 
-/// The conservative control word for an instruction (see the module documentation).
-fn conservative_ctrl(i: &Instr) -> Result<Ctrl, String> {
-    let latency = i.latency().map_err(|e| format!("`{i}`: {e}"))?;
-    let writes = i
-        .operands
-        .first()
-        .is_some_and(|o| o.as_reg().is_some_and(|r| !r.is_zero_or_true()))
-        && !matches!(
-            i.mnemonic,
-            "ST" | "STG" | "STS" | "STL" | "RED" | "REDG" | "EXIT" | "BRA"
-        );
-    let store_like = matches!(
-        i.mnemonic,
-        "ST" | "STG" | "STS" | "STL" | "RED" | "REDG" | "EXIT" | "BRA"
-    );
-    let mut c = Ctrl {
-        stall: 1,
-        yield_: false,
-        wbar: 7,
-        rbar: 7,
-        wait: 0b11,
-        reuse: 0,
-    };
-    match latency {
-        Latency::Variable => {
-            if writes && !store_like {
-                c.wbar = 0;
-            }
-            // Instructions without operands read no register and must not set a read
-            // scoreboard: nvdisasm rejects `CCTL.IVALL` and `FENCE.VIEW.ASYNC.S` words that do
-            // (ptxas: `CCTL.IVALL` … `03ffe80002000000`, rb = 7). Nor must EXIT.
-            if i.mnemonic != "EXIT" && !i.operands.is_empty() {
-                c.rbar = 1;
+/// A control word that sets nothing and stalls one cycle: what instructions carry until the
+/// scoreboard pass has run.
+const PLAIN: Ctrl = Ctrl {
+    stall: 1,
+    yield_: false,
+    wbar: 7,
+    rbar: 7,
+    wait: 0,
+    reuse: 0,
+};
+
+/// How many times layout is redone to insert `NOP`s for waits longer than 15 cycles.
+const MAX_RELAYOUTS: usize = 8;
+
+/// Lays out, converts and encodes an allocated function; control words come from the
+/// scoreboard pass ([`scoreboard`]). A wait longer than the 15 cycles a stall count can hold
+/// becomes `NOP`s (each stalls up to 15) after the instruction, or before it when it transfers
+/// control (the wait is for the branch target), and the function is laid out again with them.
+pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
+    // (block, position in the block) → NOPs before that instruction.
+    let mut nops: BTreeMap<(usize, usize), u32> = BTreeMap::new();
+    for _ in 0..MAX_RELAYOUTS {
+        let (mut out, origin) = lay_out(f, &nops)?;
+        let nodes = scoreboard::analyze(&out.instrs).map_err(|e| format!("`{}`: {e}", f.name))?;
+        let assigned =
+            scoreboard::assign_nodes(&out.instrs, &nodes, scoreboard::Options::default());
+        let mut more = false;
+        for (k, w) in assigned.why.iter().enumerate() {
+            if w.extra > 0
+                && let Some((bi, ii, nop)) = origin[k]
+            {
+                let node = &nodes[k];
+                let key = if nop || node.flow != scoreboard::Flow::Next || scoreboard::drains(node)
+                {
+                    (bi, ii)
+                } else {
+                    (bi, ii + 1)
+                };
+                *nops.entry(key).or_default() += w.extra.div_ceil(15);
+                more = true;
             }
         }
-        Latency::Fixed => {
-            if writes {
-                c.stall = 15;
-            }
+        if more {
+            continue;
         }
+        for (i, c) in out.instrs.iter_mut().zip(&assigned.ctrl) {
+            i.ctrl = *c;
+        }
+        out.why = assigned.why;
+        for i in &out.instrs {
+            out.words.push(
+                sass::encode(i).map_err(|e| format!("cannot encode `{i}` in `{}`: {e}", f.name))?,
+            );
+        }
+        return Ok(out);
     }
-    Ok(c)
+    Err(format!(
+        "`{}`: the scoreboard pass still asks for more NOPs after {MAX_RELAYOUTS} layouts",
+        f.name
+    ))
 }
 
-/// Lays out, converts and encodes an allocated function.
-pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
+/// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
+/// index)` (index = the block's length: after its last instruction). Returns the function
+/// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
+/// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
+/// inserted before that position; the padding has none.
+#[allow(clippy::type_complexity)]
+fn lay_out(
+    f: &Function,
+    nops: &BTreeMap<(usize, usize), u32>,
+) -> Result<(EncodedFunction, Vec<Option<(usize, usize, bool)>>), String> {
     // Layout: blocks in order; a fallthrough to a block that does not follow becomes a branch.
     let mut starts = vec![0u64; f.blocks.len()];
     let mut n = 0u64;
@@ -162,11 +191,16 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
             extra_branch[bi] = Some(t);
             n += 1;
         }
+        n += nops
+            .range((bi, 0)..(bi + 1, 0))
+            .map(|(_, c)| u64::from(*c))
+            .sum::<u64>();
     }
     let mut out = EncodedFunction {
         name: f.name.clone(),
         ..EncodedFunction::default()
     };
+    let mut origin = Vec::new();
     for (bi, b) in f.blocks.iter().enumerate() {
         let mut insts: Vec<mir::Inst> = b.insts.clone();
         if let Some(t) = extra_branch[bi] {
@@ -176,7 +210,17 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
                 vec![mir::Operand::new(OpKind::Block(t))],
             ));
         }
-        for mi in &insts {
+        let nops_at = |ii: usize, out: &mut EncodedFunction, origin: &mut Vec<_>| {
+            for _ in 0..nops.get(&(bi, ii)).copied().unwrap_or(0) {
+                let mut nop = Instr::new("NOP", &[], vec![]);
+                nop.addr = out.instrs.len() as u64 * 16;
+                nop.ctrl = PLAIN;
+                out.instrs.push(nop);
+                origin.push(Some((bi, ii, true)));
+            }
+        };
+        for (ii, mi) in insts.iter().enumerate() {
+            nops_at(ii, &mut out, &mut origin);
             if mi.is_pseudo() {
                 return Err(format!("`{mi}` reached emission in `{}`", f.name));
             }
@@ -193,46 +237,29 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
                 };
             }
             i.addr = out.instrs.len() as u64 * 16;
-            i.ctrl = conservative_ctrl(&i)?;
+            i.ctrl = PLAIN;
             if i.mnemonic == "EXIT" {
                 out.exit_offsets.push(i.addr as u32);
             }
             out.instrs.push(i);
+            origin.push(Some((bi, ii, false)));
         }
+        nops_at(insts.len(), &mut out, &mut origin);
     }
     out.code_len = out.instrs.len();
     // ptxas ends every function with `BRA self` and NOPs up to a 128-byte boundary.
     let here = out.instrs.len() as u64 * 16;
     let mut pad = Instr::new("BRA", &[], vec![sass::target(here)]);
     pad.addr = here;
-    pad.ctrl = Ctrl {
-        stall: 0,
-        yield_: false,
-        wbar: 7,
-        rbar: 7,
-        wait: 0,
-        reuse: 0,
-    };
     out.instrs.push(pad);
+    origin.push(None);
     while !out.instrs.len().is_multiple_of(8) {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
-        nop.ctrl = Ctrl {
-            stall: 0,
-            yield_: false,
-            wbar: 7,
-            rbar: 7,
-            wait: 0,
-            reuse: 0,
-        };
         out.instrs.push(nop);
+        origin.push(None);
     }
-    for i in &out.instrs {
-        out.words.push(
-            sass::encode(i).map_err(|e| format!("cannot encode `{i}` in `{}`: {e}", f.name))?,
-        );
-    }
-    Ok(out)
+    Ok((out, origin))
 }
 
 /// The listing of an encoded function in nvdisasm's syntax, each instruction decoded back from
@@ -248,4 +275,72 @@ pub fn listing(e: &EncodedFunction) -> Result<String, String> {
         ));
     }
     Ok(s)
+}
+
+/// The listing with each instruction's control word (`--ctrl`), and with `explain`, what each
+/// wait and stall is for (`--explain-ctrl`): `// SB2 for 0x0120 LDG.E (result)` names the
+/// instructions whose results (or source reads) a waited scoreboard covers; `stall: …` the
+/// producer or rule that set the stall count.
+pub fn listing_ctrl(e: &EncodedFunction, explain: bool) -> Result<String, String> {
+    let mut s = format!("\tFunction : {}\n", e.name);
+    let decoded: Vec<Instr> = e
+        .words
+        .iter()
+        .enumerate()
+        .map(|(k, w)| {
+            sass::decode_at(*w, k as u64 * 16)
+                .map_err(|err| format!("cannot decode word {k}: {err}"))
+        })
+        .collect::<Result<_, _>>()?;
+    for (k, i) in decoded.iter().enumerate() {
+        s.push_str(&format!(
+            "        /*{:04x}*/ {}  {i} ;",
+            k * 16,
+            scoreboard::ctrl_text(&i.ctrl)
+        ));
+        if explain && let Some(why) = e.why.get(k) {
+            let mut parts = Vec::new();
+            for (sb, evs) in &why.waits {
+                let list: Vec<String> = evs
+                    .iter()
+                    .map(|(p, read)| {
+                        let m = decoded.get(*p).map_or("?", |i| i.mnemonic);
+                        format!(
+                            "0x{:04x} {m} ({})",
+                            p * 16,
+                            if *read { "sources read" } else { "result" }
+                        )
+                    })
+                    .collect();
+                parts.push(format!("wait SB{sb} for {}", list.join(", ")));
+            }
+            if !why.stall.is_empty() {
+                parts.push(format!("stall {}: {}", i.ctrl.stall, addresses(&why.stall)));
+            }
+            if !parts.is_empty() {
+                s.push_str("    // ");
+                s.push_str(&parts.join("; "));
+            }
+        }
+        s.push('\n');
+    }
+    Ok(s)
+}
+
+/// `#12` (an instruction index in the pass's reasons) → `0x00c0` (its address).
+fn addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(p) = rest.find('#') {
+        out.push_str(&rest[..p]);
+        let after = &rest[p + 1..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        match after[..digits].parse::<u64>() {
+            Ok(k) => out.push_str(&format!("0x{:04x}", k * 16)),
+            Err(_) => out.push('#'),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }

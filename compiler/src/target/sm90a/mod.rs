@@ -17,6 +17,8 @@
 //! * [`roles`]: registers read and written (with register counts), fixed/variable latency, and
 //!   which scoreboards the control word may set ([`CtrlRules`]; the encoder refuses a write
 //!   scoreboard on a store or branch, a read scoreboard on a branch or FENCE, … as nvdisasm does).
+//! * [`latency`]: the scheduling model as data (opcode classes, read-after-write latencies,
+//!   issue distances), measured from ptxas's output.
 //!
 //! # Building instructions
 //!
@@ -61,6 +63,7 @@ pub mod encode;
 pub mod float;
 pub mod form;
 pub mod forms;
+pub mod latency;
 pub mod model;
 pub mod ops;
 pub mod parse;

@@ -1,0 +1,1504 @@
+//! The scoreboard pass: computes every instruction's control word (stall, yield, write and read
+//! scoreboards, wait mask, reuse flags) on the final, laid-out instruction stream of a function.
+//!
+//! It works on [`Instr`]s at their addresses, so it runs the same on ptxc's output and on an
+//! instruction stream read back from a ptxas listing (`ptxc asm --recompute-ctrl`). The latency
+//! figures come from the data tables of [`crate::target::sm90a::latency`]. `docs/passes/scoreboard.md`
+//! explains the pass with examples; in short:
+//!
+//! 1. **Blocks and edges** from branch targets (`BRA`, `CALL`, `BSSY` targets start blocks;
+//!    `BRA`/`EXIT`/`RET`/`CALL`/`BSYNC`/`WARPSYNC`/`BREAK` end them).
+//! 2. **Dependencies** by a forward dataflow over the CFG. A variable-latency instruction starts
+//!    a *write event* (its results land later) and, if it reads registers, a *read event* (its
+//!    sources are released later). The state is the set of pending events with the registers
+//!    they cover; at a merge the states are united (conservative). An instruction *needs* the
+//!    pending write events of the registers it reads (RAW) or writes (WAW) and the pending read
+//!    events of the registers it writes (WAR); a `CALL` out of the function needs everything;
+//!    what is pending at a `RET` flows to the instructions after the calls. A needed event
+//!    is complete afterwards. Events of one in-order queue (`opcodes.csv`) complete in order, so
+//!    waiting for a later one completes the earlier ones of the same block.
+//! 3. **Scoreboard allocation by interval-graph colouring.** Events needed at the same set of
+//!    instructions form one group (one scoreboard counter covers them all). A group is live from
+//!    the issue of its first event to its last wait; groups live at the same time interfere.
+//!    Groups are coloured in layout order of their first issue with the lowest free scoreboard:
+//!    write events of `long` opcodes (global/local memory, textures) search SB2..SB5, everything
+//!    else SB0..SB5. **When no scoreboard is free** the group joins the scoreboard of the most
+//!    recently started interfering group in its range: sharing a counter is always correct (a
+//!    wait then also waits for the other group), it only waits longer — this is what ptxas does
+//!    when more than four loads are in flight.
+//! 4. **Wait masks**: a second dataflow with the colours: an instruction waits on the
+//!    scoreboards of the events it needs that are still pending; waiting on SBn completes every
+//!    pending event on SBn.
+//! 5. **Stalls**: the issue cycle of each instruction in its block is the earliest cycle that
+//!    respects (a) the read-after-write latency of every fixed-latency producer of a register it
+//!    reads (`raw.csv`, also from predecessor blocks through a dataflow of ready times), (b) the
+//!    issue distance from every earlier instruction of the block (`issue.csv`: pipe throughput,
+//!    branch resolution, the 6-cycle `UCGABAR_ARV` → reader spacing). The stall of an
+//!    instruction is the distance to the next one, clamped to 1..=15; a longer gap is reported
+//!    so that the caller can insert `NOP`s. When the first instruction of a block must wait for
+//!    a result of a predecessor, the wait becomes extra stall at the end of every predecessor.
+//! 6. **Yield** (bit 109), by ptxas's rules: never with stall 0 or >= 12; always on stall 1 and on
+//!    variable-latency instructions; on fixed-latency ones, clear for a stall of 3 or more, or
+//!    when 12 cycles have passed since the last clear bit (the warp must offer to switch at
+//!    least every 12 cycles).
+//! 7. **Reuse**: an operand's reuse flag is set when the next instruction that reads the same
+//!    operand slot reads the same register, with nothing in between that writes it.
+//!
+//! Stores and `EXIT` never get a write scoreboard (nvdisasm rejects it); `EXIT` gets no read
+//! scoreboard either.
+
+// The pass walks instruction indices of blocks and relates several per-instruction tables; index
+// loops say that best.
+#![allow(clippy::needless_range_loop)]
+
+use crate::target::sm90a::latency::{self, Kind, OpClass, Operand};
+use crate::target::sm90a::{Ctrl, Instr, OperandKind, Reg, RegFile, encode_with_form};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// One 32-bit register (or predicate, or convergence barrier).
+pub type Unit = (RegFile, u8);
+
+/// How control leaves an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// To the next instruction.
+    Next,
+    /// To the target only.
+    Jump,
+    /// To the target or the next instruction.
+    Branch,
+    /// Nowhere (an unguarded `EXIT`/`RET`, an indirect jump).
+    Stop,
+    /// A call: to the target, and back to the next instruction.
+    Call,
+}
+
+/// What the pass and its users need to know about one instruction.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub class: OpClass,
+    /// Registers read (operands, addresses, guard), one entry per 32-bit unit.
+    pub reads: Vec<Unit>,
+    pub writes: Vec<Unit>,
+    /// The guard predicate, when there is one.
+    pub guard: Option<Unit>,
+    pub flow: Flow,
+    /// Index of the branch/call target, if it is inside the function.
+    pub target: Option<usize>,
+    /// `BSSY`'s reconvergence point (starts a block, but is not an edge).
+    pub reconverge: Option<usize>,
+    /// Registers in reuse slots: (slot, register) for GPR operands that have a slot.
+    pub slots: Vec<(u8, Unit)>,
+    /// Part of the padding after the code (`BRA` to itself, then `NOP`s).
+    pub padding: bool,
+}
+
+fn units(reg: Reg, count: u8) -> impl Iterator<Item = Unit> {
+    (0..count).map(move |k| (reg.file, reg.num.wrapping_add(k)))
+}
+
+fn flow_of(i: &Instr) -> Flow {
+    let pred_operand = i.operands.iter().any(|o| {
+        o.as_reg().is_some_and(|r| {
+            matches!(r.file, RegFile::Pred | RegFile::UPred) && !r.is_zero_or_true()
+        })
+    });
+    let conditional = !i.guard.is_always() || pred_operand;
+    match i.mnemonic {
+        "BRA" | "JMP" => {
+            if conditional {
+                Flow::Branch
+            } else {
+                Flow::Jump
+            }
+        }
+        "EXIT" | "RET" | "KILL" | "BRX" | "JMX" => {
+            if conditional && !matches!(i.mnemonic, "BRX" | "JMX") {
+                Flow::Next
+            } else {
+                Flow::Stop
+            }
+        }
+        "CALL" => Flow::Call,
+        _ => Flow::Next,
+    }
+}
+
+/// The consumer name `raw.csv` uses for "the instruction after a branch": every fixed-latency
+/// result of a block must be written back before it issues.
+pub const AFTER_BRANCH: &str = "after-branch";
+
+/// Whether the instruction after this one (at the branch target or the return point) must find
+/// every fixed-latency result of the block written back (`raw.csv` rows `X,after-branch,F`).
+pub fn drains(node: &Node) -> bool {
+    matches!(
+        node.class.class.as_str(),
+        "BRA" | "BRX" | "JMP" | "JMX" | "CALL" | "RET" | "BSYNC" | "BREAK" | "WARPSYNC"
+    )
+}
+
+/// Whether an instruction ends a basic block.
+fn ends_block(i: &Instr) -> bool {
+    matches!(
+        i.mnemonic,
+        "BRA"
+            | "JMP"
+            | "BRX"
+            | "JMX"
+            | "EXIT"
+            | "RET"
+            | "KILL"
+            | "CALL"
+            | "BSYNC"
+            | "WARPSYNC"
+            | "BREAK"
+            | "BPT"
+            | "BSSY"
+    )
+}
+
+fn target_addr(i: &Instr) -> Option<u64> {
+    if !matches!(i.mnemonic, "BRA" | "JMP" | "CALL" | "BSSY") {
+        return None;
+    }
+    i.operands.iter().rev().find_map(|o| match o.kind {
+        OperandKind::Int(v) if v >= 0 => Some(v as u64),
+        _ => None,
+    })
+}
+
+/// Analyses a function's instructions (at their addresses).
+pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
+    let m = latency::model();
+    let by_addr: HashMap<u64, usize> = code.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
+    // Padding: a BRA to itself followed only by NOPs, at the end.
+    let mut pad_start = code.len();
+    while pad_start > 0 && code[pad_start - 1].mnemonic == "NOP" {
+        pad_start -= 1;
+    }
+    if pad_start > 0 {
+        let b = &code[pad_start - 1];
+        if b.mnemonic == "BRA" && target_addr(b) == Some(b.addr) && b.guard.is_always() {
+            pad_start -= 1;
+        } else {
+            pad_start = code.len();
+        }
+    }
+    let mut out = Vec::with_capacity(code.len());
+    for (k, i) in code.iter().enumerate() {
+        let (form, w) = encode_with_form(i).map_err(|e| format!("`{i}`: {e}"))?;
+        let acc = crate::target::sm90a::roles::accesses_of(form, &w);
+        let guard = (!i.guard.is_always()).then_some((i.guard.pred.file, i.guard.pred.num));
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for a in &acc {
+            for u in units(a.reg, a.count) {
+                if a.write {
+                    writes.push(u);
+                } else if Some(u) != guard || !reads.contains(&u) {
+                    reads.push(u);
+                }
+            }
+        }
+        let mut slots = Vec::new();
+        for (o, spec) in i.operands.iter().zip(form_slots(form, i)) {
+            if let (Some(slot), Some(r)) = (spec, o.as_reg())
+                && r.file == RegFile::Gpr
+                && !r.is_zero_or_true()
+            {
+                slots.push((slot, (r.file, r.num)));
+            }
+        }
+        let target = target_addr(i).and_then(|a| by_addr.get(&a).copied());
+        let flow = flow_of(i);
+        out.push(Node {
+            class: m.class_of(i),
+            reads,
+            writes,
+            guard,
+            flow,
+            target: if i.mnemonic == "BSSY" { None } else { target },
+            reconverge: if i.mnemonic == "BSSY" { target } else { None },
+            slots,
+            padding: k >= pad_start,
+        });
+    }
+    Ok(out)
+}
+
+/// The reuse slot of each operand of `i` (in operand order), from its form.
+fn form_slots(form: &crate::target::sm90a::Form, i: &Instr) -> Vec<Option<u8>> {
+    // The form's operand specs include hidden operands; the instruction's operands line up with
+    // the specs one to one when the instruction was decoded, and with the visible ones when it
+    // was parsed. Match by position among specs, skipping specs whose operand is elided when the
+    // counts differ.
+    let specs: Vec<Option<u8>> = form.ops.iter().map(|o| o.reuse).collect();
+    if specs.len() == i.operands.len() {
+        return specs;
+    }
+    let visible: Vec<Option<u8>> = form
+        .ops
+        .iter()
+        .filter(|o| o.elide.is_none())
+        .map(|o| o.reuse)
+        .collect();
+    if visible.len() == i.operands.len() {
+        return visible;
+    }
+    vec![None; i.operands.len()]
+}
+
+/// Basic blocks: `(start, end)` index ranges, and the successors of each block.
+#[derive(Clone, Debug)]
+pub struct Cfg {
+    pub blocks: Vec<(usize, usize)>,
+    pub succs: Vec<Vec<usize>>,
+    pub preds: Vec<Vec<usize>>,
+    /// Block of each instruction.
+    pub block_of: Vec<usize>,
+    /// Blocks control returns to from a `RET`: those after a `CALL` into the function.
+    pub returns_to: Vec<usize>,
+}
+
+/// Builds the CFG of a function from its nodes.
+pub fn cfg(nodes: &[Node]) -> Cfg {
+    let n = nodes.len();
+    let mut leader = vec![false; n + 1];
+    if n > 0 {
+        leader[0] = true;
+    }
+    for (k, node) in nodes.iter().enumerate() {
+        if let Some(t) = node.target.or(node.reconverge) {
+            leader[t] = true;
+        }
+        if let Some(t) = node.reconverge {
+            leader[t] = true;
+        }
+        if node.flow != Flow::Next || matches!(node.class.pipe.as_str(), "branch" | "conv") {
+            leader[k + 1] = true;
+        }
+    }
+    let _ = ends_block;
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    for k in 1..=n {
+        if leader[k] || k == n {
+            if start < k {
+                blocks.push((start, k));
+            }
+            start = k;
+        }
+    }
+    let mut block_of = vec![0; n];
+    for (b, &(s, e)) in blocks.iter().enumerate() {
+        for x in block_of.iter_mut().take(e).skip(s) {
+            *x = b;
+        }
+    }
+    let mut succs = vec![Vec::new(); blocks.len()];
+    for (b, &(_, e)) in blocks.iter().enumerate() {
+        let last = &nodes[e - 1];
+        let next = (e < n).then(|| block_of[e]);
+        let mut s = Vec::new();
+        match last.flow {
+            Flow::Next | Flow::Call => s.extend(next),
+            Flow::Jump => s.extend(last.target.map(|t| block_of[t])),
+            Flow::Branch => {
+                s.extend(last.target.map(|t| block_of[t]));
+                s.extend(next);
+            }
+            Flow::Stop => {}
+        }
+        if last.flow == Flow::Call
+            && let Some(t) = last.target
+        {
+            // The callee starts with whatever the caller has in flight.
+            s.push(block_of[t]);
+        }
+        s.dedup();
+        succs[b] = s;
+    }
+    let mut preds = vec![Vec::new(); blocks.len()];
+    for (b, s) in succs.iter().enumerate() {
+        for &t in s {
+            preds[t].push(b);
+        }
+    }
+    let mut returns_to: Vec<usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(k, n)| n.flow == Flow::Call && n.target.is_some() && k + 1 < nodes.len())
+        .map(|(k, _)| block_of[k + 1])
+        .collect();
+    returns_to.sort_unstable();
+    returns_to.dedup();
+    Cfg {
+        blocks,
+        succs,
+        preds,
+        block_of,
+        returns_to,
+    }
+}
+
+/// Reverse post-order of the blocks reachable from block 0, then the unreachable ones (called
+/// subroutines, dead code) in layout order.
+fn rpo(cfg: &Cfg) -> Vec<usize> {
+    let nb = cfg.blocks.len();
+    let mut seen = vec![false; nb];
+    let mut post = Vec::new();
+    let mut roots: Vec<usize> = (0..nb).collect();
+    roots.retain(|&b| b == 0 || cfg.preds[b].is_empty());
+    for r in roots {
+        if seen[r] {
+            continue;
+        }
+        let mut stack = vec![(r, 0usize)];
+        seen[r] = true;
+        while let Some((b, k)) = stack.pop() {
+            if k < cfg.succs[b].len() {
+                stack.push((b, k + 1));
+                let s = cfg.succs[b][k];
+                if !seen[s] {
+                    seen[s] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+            }
+        }
+    }
+    for (b, s) in seen.iter().enumerate() {
+        if !s {
+            post.insert(0, b);
+        }
+    }
+    post.reverse();
+    post
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scoreboard events
+
+/// An event: the write (results landed) or read (sources released) of a variable-latency
+/// instruction. Encoded as `2 * index + (read as u32)`.
+type Ev = u32;
+
+fn ev_w(i: usize) -> Ev {
+    (2 * i) as Ev
+}
+fn ev_r(i: usize) -> Ev {
+    (2 * i + 1) as Ev
+}
+fn ev_instr(e: Ev) -> usize {
+    (e / 2) as usize
+}
+fn ev_is_read(e: Ev) -> bool {
+    e % 2 == 1
+}
+
+/// Pending events and the registers each still covers.
+type State = BTreeMap<Ev, BTreeSet<Unit>>;
+
+fn merge(into: &mut State, from: &State) -> bool {
+    let mut changed = false;
+    for (e, regs) in from {
+        let slot = into.entry(*e).or_default();
+        for r in regs {
+            changed |= slot.insert(*r);
+        }
+    }
+    changed
+}
+
+/// Whether an instruction waits for everything in flight: `RET`, and a `CALL` whose callee is
+/// not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
+/// the registers live into the subroutine ([`call_reads`]).
+fn waits_all(node: &Node) -> bool {
+    node.flow == Flow::Call && node.target.is_none()
+}
+
+/// The blocks a block's pending events flow to: its successors, and for a `RET` the blocks
+/// after the calls into the function (what the subroutine leaves in flight is still in flight
+/// when the caller continues; ptxas's `RET` waits for nothing).
+fn event_succs<'a>(nodes: &[Node], g: &'a Cfg, b: usize) -> impl Iterator<Item = &'a usize> {
+    let (_, e) = g.blocks[b];
+    let ret = nodes[e - 1].class.class == "RET";
+    g.succs[b]
+        .iter()
+        .chain(g.returns_to.iter().filter(move |_| ret))
+}
+
+/// Adds to every `CALL` with a target in the function the registers live at its target (what
+/// the callee reads before writing), by a backward liveness over the CFG in which `RET` ends a
+/// path and a `CALL` reads what its callee reads.
+pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
+    if !nodes
+        .iter()
+        .any(|n| n.flow == Flow::Call && n.target.is_some())
+    {
+        return;
+    }
+    let nb = g.blocks.len();
+    let mut live_in: Vec<BTreeSet<Unit>> = vec![BTreeSet::new(); nb];
+    for _ in 0..100 {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            let (s, e) = g.blocks[b];
+            let mut live: BTreeSet<Unit> = BTreeSet::new();
+            let last = &nodes[e - 1];
+            for &t in &g.succs[b] {
+                // The callee edge does not carry the caller's continuation liveness.
+                if last.flow == Flow::Call
+                    && last.target.map(|x| g.block_of[x]) == Some(t)
+                    && Some(t) != (e < nodes.len()).then(|| g.block_of[e])
+                {
+                    continue;
+                }
+                live.extend(live_in[t].iter().copied());
+            }
+            for k in (s..e).rev() {
+                let n = &nodes[k];
+                for w in &n.writes {
+                    live.remove(w);
+                }
+                live.extend(n.reads.iter().copied());
+                if n.flow == Flow::Call
+                    && let Some(t) = n.target
+                {
+                    live.extend(live_in[g.block_of[t]].iter().copied());
+                }
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for n in nodes.iter_mut() {
+        if n.flow == Flow::Call
+            && let Some(t) = n.target
+        {
+            for u in &live_in[g.block_of[t]] {
+                if !n.reads.contains(u) {
+                    n.reads.push(*u);
+                }
+            }
+        }
+    }
+}
+
+/// Whether an instruction starts events, and which.
+fn own_events(_k: usize, node: &Node) -> (bool, bool) {
+    if !node.class.kind.is_variable() || node.padding {
+        return (false, false);
+    }
+    let store_like = node.writes.is_empty();
+    (!store_like, !node.reads.is_empty())
+}
+
+/// One step of the event dataflow: returns the events `k` needs (reduced by in-order
+/// completion), and updates the state. `colour` (when known) completes every pending event
+/// sharing a waited scoreboard.
+fn step(
+    k: usize,
+    nodes: &[Node],
+    block_of: &[usize],
+    state: &mut State,
+    colour: Option<&HashMap<Ev, u8>>,
+) -> (BTreeSet<Ev>, u8) {
+    let node = &nodes[k];
+    let mut needed: BTreeSet<Ev> = BTreeSet::new();
+    if waits_all(node) {
+        needed.extend(state.keys().copied());
+    } else {
+        for (e, regs) in state.iter() {
+            let hit = if ev_is_read(*e) {
+                node.writes.iter().any(|r| regs.contains(r))
+            } else {
+                node.reads
+                    .iter()
+                    .chain(&node.writes)
+                    .any(|r| regs.contains(r))
+            };
+            if hit {
+                needed.insert(*e);
+            }
+        }
+    }
+    // A write event implies the read event of the same instruction.
+    let writes_needed: Vec<usize> = needed
+        .iter()
+        .filter(|e| !ev_is_read(**e))
+        .map(|e| ev_instr(*e))
+        .collect();
+    for i in &writes_needed {
+        needed.remove(&ev_r(*i));
+    }
+    // In-order queues: of the needed events of one queue in one block, the last one suffices.
+    let queue_of = |e: Ev| -> Option<&str> {
+        let c = &nodes[ev_instr(e)].class;
+        if ev_is_read(e) {
+            c.read_queue.as_deref()
+        } else {
+            c.queue.as_deref()
+        }
+    };
+    let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::new();
+    for e in needed.iter() {
+        if let Some(q) = queue_of(*e) {
+            let i = ev_instr(*e);
+            let slot = last_of_queue
+                .entry((q, ev_is_read(*e), block_of[i]))
+                .or_insert(i);
+            *slot = (*slot).max(i);
+        }
+    }
+    needed.retain(|e| match queue_of(*e) {
+        Some(q) => {
+            let i = ev_instr(*e);
+            last_of_queue.get(&(q, ev_is_read(*e), block_of[i])) == Some(&i)
+        }
+        None => true,
+    });
+    // Complete: the needed events, what they imply, and (with colours) everything sharing a
+    // waited scoreboard.
+    let mut mask = 0u8;
+    if let Some(col) = colour {
+        for e in &needed {
+            if let Some(c) = col.get(e) {
+                mask |= 1 << c;
+            }
+        }
+    }
+    let mut done: BTreeSet<Ev> = state
+        .keys()
+        .copied()
+        .filter(|e| {
+            let i = ev_instr(*e);
+            if needed.contains(e) {
+                return true;
+            }
+            if colour.is_some_and(|col| col.get(e).is_some_and(|c| mask >> c & 1 == 1)) {
+                return true;
+            }
+            // Read events of an instruction whose write completed.
+            if ev_is_read(*e) && (writes_needed.contains(&i) || needed.contains(&ev_w(i))) {
+                return true;
+            }
+            // Earlier members of a waited in-order queue, in the same block.
+            if let Some(q) = queue_of(*e)
+                && let Some(&last) = last_of_queue.get(&(q, ev_is_read(*e), block_of[i]))
+            {
+                return i <= last;
+            }
+            false
+        })
+        .collect();
+    // An instruction's sources are released before its results land.
+    let writes_done: Vec<usize> = done
+        .iter()
+        .filter(|e| !ev_is_read(**e))
+        .map(|e| ev_instr(*e))
+        .collect();
+    for i in writes_done {
+        if state.contains_key(&ev_r(i)) {
+            done.insert(ev_r(i));
+        }
+    }
+    for e in done {
+        state.remove(&e);
+    }
+    // Registers written here are no longer covered by older events (they were waited on).
+    // Own events.
+    let (w, r) = own_events(k, node);
+    if w {
+        state.insert(ev_w(k), node.writes.iter().copied().collect());
+    }
+    if r {
+        // Only vector registers are read late; uniform registers and predicates are read at
+        // issue.
+        let regs: BTreeSet<Unit> = node
+            .reads
+            .iter()
+            .copied()
+            .filter(|u| u.0 == RegFile::Gpr)
+            .collect();
+        if !regs.is_empty() {
+            state.insert(ev_r(k), regs);
+        }
+    }
+    (needed, mask)
+}
+
+/// Runs the event dataflow to a fixpoint; returns the state at the entry of each block.
+fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u8>>) -> Vec<State> {
+    let nb = g.blocks.len();
+    let mut input: Vec<State> = vec![State::new(); nb];
+    let mut dirty = vec![true; nb];
+    let mut rounds = 0;
+    loop {
+        let mut any = false;
+        for &b in order {
+            if !dirty[b] {
+                continue;
+            }
+            dirty[b] = false;
+            let mut st = input[b].clone();
+            let (s, e) = g.blocks[b];
+            for k in s..e {
+                step(k, nodes, &g.block_of, &mut st, colour);
+            }
+            for &t in event_succs(nodes, g, b) {
+                if merge(&mut input[t], &st) {
+                    dirty[t] = true;
+                    any = true;
+                }
+            }
+        }
+        rounds += 1;
+        if !any || rounds > 1000 {
+            break;
+        }
+    }
+    input
+}
+
+/// Why an instruction got its control word (for `--explain-ctrl`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Why {
+    /// What set the stall count.
+    pub stall: String,
+    /// For each waited scoreboard: the instructions (indices) whose events it waits for, with
+    /// `r` for a read event.
+    pub waits: Vec<(u8, Vec<(usize, bool)>)>,
+    /// Instructions that wait on this one's write scoreboard.
+    pub wbar_for: Vec<usize>,
+    /// Instructions that wait on this one's read scoreboard.
+    pub rbar_for: Vec<usize>,
+    /// Cycles beyond 15 the next instruction still has to wait (the caller inserts NOPs).
+    pub extra: u32,
+}
+
+/// The result of the pass for one function.
+#[derive(Clone, Debug)]
+pub struct Assigned {
+    pub ctrl: Vec<Ctrl>,
+    pub why: Vec<Why>,
+}
+
+/// Which scoreboards a group may use, in the order they are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Range {
+    /// SB0..SB5: short variable-latency results and every source release.
+    Low,
+    /// SB2..SB5: global, local and generic memory results.
+    Long,
+    /// SB5 down to SB2: texture results, never shared with other groups.
+    Tex,
+}
+
+/// Colours event groups: returns the scoreboard of every event that needs one.
+fn allocate(
+    nodes: &[Node],
+    g: &Cfg,
+    order: &[usize],
+    inputs: &[State],
+) -> (HashMap<Ev, u8>, BTreeMap<Ev, BTreeSet<usize>>) {
+    // Wait points of every event, and live sets after each instruction.
+    let mut waits: BTreeMap<Ev, BTreeSet<usize>> = BTreeMap::new();
+    let mut live_after: Vec<Vec<Ev>> = vec![Vec::new(); nodes.len()];
+    for &b in order {
+        let mut st = inputs[b].clone();
+        let (s, e) = g.blocks[b];
+        for k in s..e {
+            let (needed, _) = step(k, nodes, &g.block_of, &mut st, None);
+            for ev in needed {
+                waits.entry(ev).or_default().insert(k);
+            }
+            live_after[k] = st.keys().copied().collect();
+        }
+    }
+    // Groups: events with the same wait points. Textures keep to their own scoreboards.
+    let mut group_of: HashMap<Ev, usize> = HashMap::new();
+    let mut groups: Vec<(Vec<Ev>, usize, Range)> = Vec::new(); // events, first issue, range
+    let mut by_key: HashMap<(Vec<usize>, bool), usize> = HashMap::new();
+    let mut evs: Vec<(&Ev, &BTreeSet<usize>)> = waits.iter().collect();
+    evs.sort_by_key(|(e, _)| (ev_instr(**e), ev_is_read(**e)));
+    for (e, w) in evs {
+        let key: Vec<usize> = w.iter().copied().collect();
+        let class = &nodes[ev_instr(*e)].class;
+        let range = if ev_is_read(*e) {
+            Range::Low
+        } else if class.pipe == "tex" {
+            Range::Tex
+        } else if class.kind == Kind::Long {
+            Range::Long
+        } else {
+            Range::Low
+        };
+        let gi = *by_key.entry((key, range == Range::Tex)).or_insert_with(|| {
+            groups.push((Vec::new(), ev_instr(*e), range));
+            groups.len() - 1
+        });
+        groups[gi].0.push(*e);
+        // A group with a long write event searches SB2..SB5.
+        if range == Range::Long {
+            groups[gi].2 = Range::Long;
+        }
+        group_of.insert(*e, gi);
+    }
+    // Interference from the live sets.
+    let ng = groups.len();
+    let mut interf: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); ng];
+    for live in &live_after {
+        let gs: BTreeSet<usize> = live
+            .iter()
+            .filter_map(|e| group_of.get(e).copied())
+            .collect();
+        for &a in &gs {
+            for &b in &gs {
+                if a != b {
+                    interf[a].insert(b);
+                }
+            }
+        }
+    }
+    // Greedy colouring in layout order of first issue (optimal for interval graphs).
+    let mut idx: Vec<usize> = (0..ng).collect();
+    idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
+    let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
+    for gi in idx {
+        let range: Vec<u8> = match groups[gi].2 {
+            Range::Low => (0..6).collect(),
+            Range::Long => (2..6).collect(),
+            Range::Tex => (2..6).rev().collect(),
+        };
+        let used: BTreeSet<u8> = interf[gi]
+            .iter()
+            .filter_map(|o| colour_of_group[*o])
+            .collect();
+        let c = match range.iter().find(|c| !used.contains(c)) {
+            Some(c) => *c,
+            None => {
+                // Share with the most recently started interfering group in range.
+                interf[gi]
+                    .iter()
+                    .filter(|o| colour_of_group[**o].is_some_and(|c| range.contains(&c)))
+                    .max_by_key(|o| groups[**o].1)
+                    .and_then(|o| colour_of_group[*o])
+                    .unwrap_or(range[range.len() - 1])
+            }
+        };
+        colour_of_group[gi] = Some(c);
+    }
+    let mut colour = HashMap::new();
+    for (e, gi) in &group_of {
+        if let Some(c) = colour_of_group[*gi] {
+            colour.insert(*e, c);
+        }
+    }
+    (colour, waits)
+}
+
+/// Ready times of fixed-latency results at block boundaries: register → (cycles still to wait
+/// from the block's first issue cycle, producer index).
+type Ready = BTreeMap<Unit, (i64, usize)>;
+
+/// How to compute control words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// ptxas's debug scheme (`ptxas -g`, `.target sm_90a, debug`): every instruction waits on
+    /// SB0 and SB1 and stalls 15 cycles; variable-latency instructions set SB0 for results and
+    /// SB1 for sources. Slow and trivially correct.
+    pub serial: bool,
+}
+
+/// Computes the control words of a function's instructions.
+pub fn assign(code: &[Instr]) -> Result<Assigned, String> {
+    let nodes = analyze(code)?;
+    Ok(assign_nodes(code, &nodes, Options::default()))
+}
+
+/// The serial scheme of [`Options::serial`].
+fn assign_serial(nodes: &[Node]) -> Assigned {
+    let mut ctrl = Vec::with_capacity(nodes.len());
+    let mut why = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let mut c = Ctrl {
+            stall: 15,
+            yield_: false,
+            wbar: 7,
+            rbar: 7,
+            wait: 0b11,
+            reuse: 0,
+        };
+        if node.class.kind.is_variable() {
+            if !node.writes.is_empty() {
+                c.wbar = 0;
+            }
+            c.rbar = 1;
+        }
+        match node.class.class.as_str() {
+            // ERRBAR issues with the next instruction; MEMBAR (the -g exit bookend's
+            // MEMBAR.SC.VC) likewise, and waits for nothing.
+            "ERRBAR" => c.stall = 0,
+            "MEMBAR" => {
+                c = Ctrl {
+                    stall: 0,
+                    yield_: false,
+                    wbar: 7,
+                    rbar: 7,
+                    wait: 0,
+                    reuse: 0,
+                }
+            }
+            "EXIT" => c.rbar = 7,
+            _ => {}
+        }
+        if node.padding {
+            c = Ctrl {
+                stall: 0,
+                yield_: false,
+                wbar: 7,
+                rbar: 7,
+                wait: 0,
+                reuse: 0,
+            };
+        }
+        ctrl.push(c);
+        why.push(Why {
+            stall: "serial (debug) scheme".into(),
+            ..Why::default()
+        });
+    }
+    Assigned { ctrl, why }
+}
+
+/// [`assign`] on analysed nodes.
+pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
+    if opts.serial {
+        return assign_serial(nodes);
+    }
+    let n = nodes.len();
+    let m = latency::model();
+    let mut why = vec![Why::default(); n];
+    let mut ctrl = vec![
+        Ctrl {
+            stall: 1,
+            yield_: true,
+            wbar: 7,
+            rbar: 7,
+            wait: 0,
+            reuse: 0,
+        };
+        n
+    ];
+    if n == 0 {
+        return Assigned { ctrl, why };
+    }
+    let g = cfg(nodes);
+    let order = rpo(&g);
+    let mut patched = nodes.to_vec();
+    call_reads(&mut patched, &g);
+    let nodes = &patched[..];
+
+    // Scoreboards.
+    let inputs = solve(nodes, &g, &order, None);
+    let (colour, _) = allocate(nodes, &g, &order, &inputs);
+    let inputs = solve(nodes, &g, &order, Some(&colour));
+    for &b in &order {
+        let mut st = inputs[b].clone();
+        let (s, e) = g.blocks[b];
+        for k in s..e {
+            let (needed, mask) = step(k, nodes, &g.block_of, &mut st, Some(&colour));
+            ctrl[k].wait |= mask;
+            for ev in needed {
+                if let Some(&c) = colour.get(&ev) {
+                    let p = ev_instr(ev);
+                    match why[k].waits.iter_mut().find(|(sb, _)| *sb == c) {
+                        Some((_, v)) => v.push((p, ev_is_read(ev))),
+                        None => why[k].waits.push((c, vec![(p, ev_is_read(ev))])),
+                    }
+                    if ev_is_read(ev) {
+                        why[p].rbar_for.push(k);
+                    } else {
+                        why[p].wbar_for.push(k);
+                    }
+                }
+            }
+        }
+    }
+    for (e, c) in &colour {
+        let k = ev_instr(*e);
+        if ev_is_read(*e) {
+            ctrl[k].rbar = *c;
+        } else {
+            ctrl[k].wbar = *c;
+        }
+    }
+    for (k, node) in nodes.iter().enumerate() {
+        // nvdisasm's rules: no write scoreboard on stores and EXIT, no read scoreboard on EXIT.
+        if node.writes.is_empty() || node.class.class == "EXIT" {
+            ctrl[k].wbar = 7;
+        }
+        if node.class.class == "EXIT" {
+            ctrl[k].rbar = 7;
+        }
+        why[k].waits.sort();
+        why[k].wbar_for.sort();
+        why[k].wbar_for.dedup();
+        why[k].rbar_for.sort();
+        why[k].rbar_for.dedup();
+    }
+
+    // Stalls: issue times per block, with ready times flowing between blocks.
+    // Ready times flow along the edges (not into a callee); a block whose first instruction
+    // must wait for a result of a predecessor gets the wait as extra stall at the end of every
+    // predecessor (`pad`), and the rounds repeat until nothing changes.
+    let nb = g.blocks.len();
+    let mut outs: Vec<Ready> = vec![Ready::new(); nb];
+    let mut pad = vec![0i64; nb];
+    let mut issue = vec![0i64; n + 1];
+    let mut reason: Vec<String> = vec![String::new(); n];
+    let mut gap_after = vec![1i64; n];
+    for _round in 0..64 {
+        let mut changed = false;
+        for &b in &order {
+            let (s, e) = g.blocks[b];
+            let mut ready_in = Ready::new();
+            for &p in &g.preds[b] {
+                let (_, pe) = g.blocks[p];
+                if nodes[pe - 1].flow == Flow::Call {
+                    continue;
+                }
+                for (u, (left, x)) in &outs[p] {
+                    let slot = ready_in.entry(*u).or_insert((i64::MIN, *x));
+                    if *left > slot.0 {
+                        *slot = (*left, *x);
+                    }
+                }
+            }
+            let out = time_block(
+                code,
+                nodes,
+                m,
+                s,
+                e,
+                &ready_in,
+                pad[b],
+                &mut issue,
+                &mut reason,
+                &mut gap_after,
+            );
+            if out != outs[b] {
+                outs[b] = out;
+                changed = true;
+            }
+            if issue[s] > 0 {
+                for &p in &g.preds[b] {
+                    let (_, pe) = g.blocks[p];
+                    if nodes[pe - 1].flow == Flow::Call {
+                        continue;
+                    }
+                    pad[p] += issue[s];
+                }
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for k in 0..n {
+        let (s, e) = g.blocks[g.block_of[k]];
+        let _ = s;
+        let gap = if k + 1 < e {
+            issue[k + 1] - issue[k]
+        } else {
+            gap_after[k]
+        };
+        let gap = gap.max(1);
+        if gap > 15 {
+            why[k].extra = (gap - 15) as u32;
+        }
+        ctrl[k].stall = gap.min(15) as u8;
+        why[k].stall = reason[k].clone();
+    }
+
+    // Padding: BRA self and NOPs with stall 0.
+    for (k, node) in nodes.iter().enumerate() {
+        if node.padding {
+            ctrl[k] = Ctrl {
+                stall: 0,
+                yield_: false,
+                wbar: 7,
+                rbar: 7,
+                wait: 0,
+                reuse: 0,
+            };
+            why[k].stall = "padding".into();
+        }
+    }
+
+    // Yield.
+    yield_bits(nodes, &g, &mut ctrl);
+
+    // Reuse.
+    reuse_flags(nodes, &g, &mut ctrl);
+
+    Assigned { ctrl, why }
+}
+
+/// The pseudo-class of "the instruction after a branch".
+fn after_branch_class() -> OpClass {
+    OpClass {
+        opcode: AFTER_BRANCH.into(),
+        class: AFTER_BRANCH.into(),
+        pipe: AFTER_BRANCH.into(),
+        kind: Kind::Ctrl,
+        queue: None,
+        read_queue: None,
+        source: String::new(),
+    }
+}
+
+/// The stall after the last instruction of a block (before whatever comes next).
+fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
+    let node = &nodes[k];
+    // The issue table's row for this instruction followed by anything.
+    let any = OpClass {
+        opcode: "*".into(),
+        class: "*".into(),
+        pipe: "*".into(),
+        kind: Kind::Fixed,
+        queue: None,
+        read_queue: None,
+        source: String::new(),
+    };
+    let gap = m.issue_gap(&node.class, &any) as i64;
+    if k + 1 < nodes.len() {
+        gap.max(m.issue_gap(&node.class, &nodes[k + 1].class) as i64)
+    } else {
+        gap
+    }
+}
+
+/// Issue cycles of the instructions `s..e` of a block (relative to the block's first issue),
+/// given the ready times of registers written before the block. Returns the ready times left
+/// at the block's end, relative to the cycle after its last instruction.
+#[allow(clippy::too_many_arguments)]
+fn time_block(
+    _code: &[Instr],
+    nodes: &[Node],
+    m: &latency::Model,
+    s: usize,
+    e: usize,
+    ready_in: &Ready,
+    pad: i64,
+    issue: &mut [i64],
+    reason: &mut [String],
+    gap_after: &mut [i64],
+) -> Ready {
+    // Last fixed-latency writer of each register in this block.
+    let mut writer: HashMap<Unit, usize> = HashMap::new();
+    const WINDOW: i64 = 24;
+    for k in s..e {
+        let node = &nodes[k];
+        let mut t = if k == s { 0 } else { issue[k - 1] + 1 };
+        let mut why = String::from("1");
+        if k > s {
+            why = "the next instruction may issue 1 cycle later".into();
+        }
+        // Issue distances from earlier instructions of the block.
+        for x in (s..k).rev() {
+            if issue[k - 1] - issue[x] > WINDOW {
+                break;
+            }
+            // Issue distances are measured between instructions that do not read each other's
+            // results; those are governed by the read-after-write latencies below.
+            let p = &nodes[x];
+            if node.reads.iter().any(|u| p.writes.contains(u)) {
+                continue;
+            }
+            let row = m.issue_row(&p.class, &node.class);
+            if let Some(r) = row {
+                let at = issue[x] + r.cycles as i64;
+                if at > t {
+                    t = at;
+                    why = format!("issue distance of the next instruction from #{x}");
+                }
+            }
+        }
+        // Read-after-write latencies.
+        let mut seen = BTreeSet::new();
+        for &u in &node.reads {
+            if !seen.insert(u) {
+                continue;
+            }
+            let op = if Some(u) == node.guard {
+                Operand::Guard
+            } else {
+                Operand::File(u.0)
+            };
+            if let Some(&p) = writer.get(&u) {
+                let lat = m.raw_latency(&nodes[p].class, &node.class, op) as i64;
+                let at = issue[p] + lat;
+                if at > t {
+                    t = at;
+                    why = format!("the next instruction reads a result of #{p}");
+                }
+            } else if let Some(&(left, p)) = ready_in.get(&u) {
+                // `left` is measured from the block's first issue: the consumer's latency.
+                let lat = m.raw_latency(&nodes[p].class, &node.class, op) as i64;
+                let at = left + lat;
+                if at > t {
+                    t = at;
+                    why = format!("the next instruction reads a result of #{p} (earlier block)");
+                }
+            }
+        }
+        issue[k] = t;
+        if k > s {
+            reason[k - 1] = why;
+        }
+        for &u in &node.writes {
+            writer.insert(u, k);
+        }
+    }
+    if e > s {
+        reason[e - 1] = "end of block (issue distance to any next instruction)".into();
+    }
+    // Ready times at the end: relative issue of the producer, shifted so that 0 is the cycle
+    // after the last instruction of the block.
+    let mut end = issue[e - 1] + block_end_gap(nodes, m, e - 1);
+    if drains(&nodes[e - 1]) {
+        let after = after_branch_class();
+        for (u, &p) in &writer {
+            if nodes[p].class.kind != Kind::Fixed {
+                continue;
+            }
+            let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
+            if issue[p] + lat > end {
+                end = issue[p] + lat;
+                reason[e - 1] = format!("results of #{p} written back before the branch target");
+            }
+        }
+    }
+    if pad > 0 {
+        end += pad;
+        reason[e - 1] = format!(
+            "a next block's first instruction reads a result still in flight ({pad} cycles)"
+        );
+    }
+    gap_after[e - 1] = end - issue[e - 1];
+    let mut out = Ready::new();
+    for (k, p) in ready_in {
+        // Carry registers not rewritten here.
+        if !writer.contains_key(k) && !nodes[s..e].iter().any(|n| n.writes.contains(k)) {
+            out.insert(*k, (p.0 - end, p.1));
+        }
+    }
+    for (u, p) in writer {
+        out.insert(u, (issue[p] - end, p));
+    }
+    out
+}
+
+/// ptxas's yield bit (bit 109), measured over the corpora (99.7% of its bits): clear with stall 0
+/// or >= 12 (nvdisasm's rule); set with stall 1 and on variable-latency and control
+/// instructions; on a fixed-latency instruction, clear when it stalls 3 cycles or more, and with
+/// stall 2 clear when 12 or more cycles have passed since the last instruction with the bit
+/// clear (counting from the block's start): ptxas lets the warp scheduler switch at least every
+/// 12 cycles.
+fn yields_like_alu(node: &Node) -> bool {
+    match node.class.kind {
+        // Tensor-core MMAs behave like variable-latency instructions here.
+        Kind::Fixed => node.class.pipe != "tensor",
+        // Of the control instructions, these follow the ALU rule (measured).
+        _ => matches!(
+            node.class.class.as_str(),
+            "DEPBAR" | "NOP" | "WARPGROUP" | "UCGABAR_WAIT"
+        ),
+    }
+}
+
+fn yield_bits(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
+    for &(s, e) in &g.blocks {
+        let mut since = 0u32;
+        for k in s..e {
+            let c = &mut ctrl[k];
+            let st = u32::from(c.stall);
+            c.yield_ = if st == 0 || st >= 12 {
+                false
+            } else if st == 1 || !yields_like_alu(&nodes[k]) {
+                true
+            } else if st >= 3 {
+                false
+            } else {
+                since + st < 12
+            };
+            since = if c.yield_ { since + st } else { 0 };
+        }
+    }
+}
+
+/// Operand reuse flags: slot `s` of instruction `k` is flagged when the next instruction in the
+/// block that reads slot `s` reads the same register and nothing in between writes it.
+fn reuse_flags(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
+    for &(s, e) in &g.blocks {
+        for k in s..e {
+            if !ctrl[k].yield_ {
+                continue;
+            }
+            for &(slot, reg) in &nodes[k].slots {
+                if nodes[k].writes.contains(&reg) {
+                    continue;
+                }
+                for x in k + 1..e {
+                    let other = nodes[x].slots.iter().find(|(sl, _)| *sl == slot);
+                    if let Some(&(_, r2)) = other {
+                        if r2 == reg {
+                            ctrl[k].reuse |= 1 << slot;
+                        }
+                        break;
+                    }
+                    if nodes[x].writes.contains(&reg) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The control word in the familiar CuAssembler form `[B------:R-:W0:Y:S04]`: waited
+/// scoreboards, read scoreboard, write scoreboard, yield (`Y` when bit 109 is set, as in
+/// ptxas-facts.md), stall.
+pub fn ctrl_text(c: &Ctrl) -> String {
+    let mut s = String::from("[B");
+    for b in 0..6 {
+        if c.wait >> b & 1 == 1 {
+            let _ = write!(s, "{b}");
+        } else {
+            s.push('-');
+        }
+    }
+    let sb = |v: u8| {
+        if v == 7 {
+            "-".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let _ = write!(
+        s,
+        ":R{}:W{}:{}:S{:02}]",
+        sb(c.rbar),
+        sb(c.wbar),
+        if c.yield_ { "Y" } else { "-" },
+        c.stall
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::sm90a::parse_instr;
+
+    fn code(lines: &[&str]) -> Vec<Instr> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                let mut i = parse_instr(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+                i.addr = k as u64 * 16;
+                for o in &mut i.operands {
+                    o.reuse = false;
+                }
+                i
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ctrl_text_format() {
+        let c = Ctrl {
+            stall: 4,
+            yield_: true,
+            wbar: 0,
+            rbar: 7,
+            wait: 0b100,
+            reuse: 0,
+        };
+        assert_eq!(ctrl_text(&c), "[B--2---:R-:W0:Y:S04]");
+    }
+
+    #[test]
+    fn load_use_waits_on_the_loads_scoreboard() {
+        let c = code(&[
+            "LDC.64 R2, c[0x0][0x210]",
+            "ULDC.64 UR4, c[0x0][0x208]",
+            "LDG.E R5, desc[UR4][R2.64]",
+            "IADD3 R5, R5, 0x1, RZ",
+            "STG.E desc[UR4][R2.64], R5",
+            "EXIT",
+        ]);
+        let a = assign(&c).unwrap();
+        let ldc = a.ctrl[0];
+        let ldg = a.ctrl[2];
+        assert_ne!(ldc.wbar, 7);
+        assert_eq!(a.ctrl[2].wait, 1 << ldc.wbar, "LDG waits for R2");
+        assert!((2..6).contains(&ldg.wbar), "global loads use SB2..SB5");
+        assert_eq!(a.ctrl[3].wait, 1 << ldg.wbar);
+        assert_eq!(a.ctrl[4].wbar, 7, "no write scoreboard on a store");
+        assert_eq!(a.ctrl[5].wbar, 7);
+        assert_eq!(a.ctrl[5].rbar, 7);
+        // IADD3 -> STG: the store waits for the ALU result with stall cycles.
+        assert!(a.ctrl[3].stall >= 4, "{:?}", a.ctrl[3]);
+    }
+
+    #[test]
+    fn war_through_the_read_scoreboard() {
+        let c = code(&[
+            "LDC.64 R2, c[0x0][0x210]",
+            "ULDC.64 UR4, c[0x0][0x208]",
+            "MOV R5, 0x1",
+            "STG.E desc[UR4][R2.64], R5",
+            "MOV R5, 0x2",
+            "STG.E desc[UR4][R2.64+0x4], R5",
+            "EXIT",
+        ]);
+        let a = assign(&c).unwrap();
+        let rb = a.ctrl[3].rbar;
+        assert_ne!(rb, 7, "the store releases R5 through a read scoreboard");
+        assert_eq!(
+            a.ctrl[4].wait & (1 << rb),
+            1 << rb,
+            "the MOV waits for the release"
+        );
+    }
+
+    #[test]
+    fn more_than_six_groups_share() {
+        let mut lines = vec!["LDC.64 R2, c[0x0][0x210]", "ULDC.64 UR4, c[0x0][0x208]"];
+        let loads = [
+            "LDG.E R10, desc[UR4][R2.64]",
+            "LDG.E R11, desc[UR4][R2.64+0x4]",
+            "LDG.E R12, desc[UR4][R2.64+0x8]",
+            "LDG.E R13, desc[UR4][R2.64+0xc]",
+            "LDG.E R14, desc[UR4][R2.64+0x10]",
+            "LDG.E R15, desc[UR4][R2.64+0x14]",
+        ];
+        let uses = [
+            "IADD3 R20, R10, 0x1, RZ",
+            "IADD3 R21, R11, 0x1, RZ",
+            "IADD3 R22, R12, 0x1, RZ",
+            "IADD3 R23, R13, 0x1, RZ",
+            "IADD3 R24, R14, 0x1, RZ",
+            "IADD3 R25, R15, 0x1, RZ",
+        ];
+        lines.extend(loads);
+        lines.extend(uses);
+        lines.push("EXIT");
+        let c = code(&lines);
+        let a = assign(&c).unwrap();
+        // Every load has a scoreboard in SB2..SB5, and every use waits for its load.
+        for k in 0..6 {
+            let wb = a.ctrl[2 + k].wbar;
+            assert!((2..6).contains(&wb), "load {k}: {wb}");
+            let waited_before = (2 + 6..=2 + 6 + k).any(|u| a.ctrl[u].wait >> wb & 1 == 1);
+            assert!(waited_before, "use {k} not covered");
+        }
+    }
+}
+
+/// How many instructions' recomputed control words agree with given ones, field by field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Agreement {
+    pub total: usize,
+    pub identical: usize,
+    pub stall: usize,
+    pub yield_: usize,
+    pub wbar: usize,
+    pub rbar: usize,
+    pub wait: usize,
+    pub reuse: usize,
+    /// The same counts without the padding after the code (`BRA` self and `NOP`s).
+    pub code_total: usize,
+    pub code_identical: usize,
+}
+
+impl Agreement {
+    /// Counts one instruction.
+    pub fn add(&mut self, ours: &Ctrl, theirs: &Ctrl, padding: bool) {
+        let same = ours == theirs;
+        self.total += 1;
+        self.identical += same as usize;
+        self.stall += (ours.stall == theirs.stall) as usize;
+        self.yield_ += (ours.yield_ == theirs.yield_) as usize;
+        self.wbar += (ours.wbar == theirs.wbar) as usize;
+        self.rbar += (ours.rbar == theirs.rbar) as usize;
+        self.wait += (ours.wait == theirs.wait) as usize;
+        self.reuse += (ours.reuse == theirs.reuse) as usize;
+        if !padding {
+            self.code_total += 1;
+            self.code_identical += same as usize;
+        }
+    }
+
+    /// Sums two counts.
+    pub fn merge(&mut self, o: &Agreement) {
+        self.total += o.total;
+        self.identical += o.identical;
+        self.stall += o.stall;
+        self.yield_ += o.yield_;
+        self.wbar += o.wbar;
+        self.rbar += o.rbar;
+        self.wait += o.wait;
+        self.reuse += o.reuse;
+        self.code_total += o.code_total;
+        self.code_identical += o.code_identical;
+    }
+
+    /// `ctrl-agreement: N/M instructions identical`, then one line per field.
+    pub fn report(&self) -> String {
+        let pct = |n: usize, d: usize| {
+            if d == 0 {
+                100.0
+            } else {
+                100.0 * n as f64 / d as f64
+            }
+        };
+        let m = self.total;
+        let mut s = format!(
+            "ctrl-agreement: {}/{} instructions identical ({:.1}%)\n",
+            self.identical,
+            m,
+            pct(self.identical, m)
+        );
+        for (name, n) in [
+            ("stall", self.stall),
+            ("yield", self.yield_),
+            ("write SB", self.wbar),
+            ("read SB", self.rbar),
+            ("wait mask", self.wait),
+            ("reuse", self.reuse),
+        ] {
+            let _ = writeln!(s, "  {name:<10} {n}/{m} ({:.1}%)", pct(n, m));
+        }
+        let _ = writeln!(
+            s,
+            "  code only (padding left out): {}/{} identical ({:.1}%)",
+            self.code_identical,
+            self.code_total,
+            pct(self.code_identical, self.code_total)
+        );
+        s
+    }
+}

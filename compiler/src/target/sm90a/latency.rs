@@ -1,0 +1,390 @@
+//! The sm_90a scheduling model, kept as data: which opcodes are variable-latency (tracked by
+//! scoreboards) and which are fixed-latency (covered by stall counts), how many cycles ptxas
+//! leaves between a fixed-latency producer and its reader, and how closely it issues two
+//! instructions. The figures are measured from ptxas's own output over the corpora and probes
+//! (`tests/tests/latency_model.rs` re-measures every row and fails when one disagrees).
+//!
+//! Three tables, in `latency/`:
+//!
+//! * `opcodes.csv`: opcode → class, pipe, kind (`fixed`, `var`, `long`, `ctrl`) and in-order
+//!   completion queues (of results, of source releases).
+//! * `raw.csv`: producer × consumer × operand → the smallest distance in cycles ptxas leaves
+//!   between a producer's issue and a reader's issue (read-after-write latency).
+//! * `issue.csv`: first × second → the smallest distance ptxas leaves between two independent
+//!   instructions (pipe throughput and issue rules).
+//!
+//! A row names a class (`IMAD.WIDE`), a pipe (`alu`) or `*`. A lookup tries the producer's (or
+//! first instruction's) class, then its pipe, then `*`; for each, the consumer's class, pipe,
+//! `*`; for each, the operand, then `*`. The first row found wins, so a specific row overrides a
+//! general one.
+
+use super::form::Latency;
+use super::model::{Instr, RegFile};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// How an opcode's results are tracked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Fixed latency: readers are covered by stall counts.
+    Fixed,
+    /// Variable latency: a write scoreboard for results and a read scoreboard for sources,
+    /// searched from SB0.
+    Var,
+    /// Variable latency, long (global/local memory, textures): write scoreboards are searched
+    /// from SB2.
+    Long,
+    /// Control or synchronisation: no register results to track.
+    Ctrl,
+}
+
+impl Kind {
+    /// Whether results and sources are tracked by scoreboards.
+    pub fn is_variable(self) -> bool {
+        matches!(self, Kind::Var | Kind::Long)
+    }
+}
+
+/// The scheduling description of an opcode (a row of `opcodes.csv`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpClass {
+    /// The row's opcode pattern (`IMAD.WIDE`).
+    pub opcode: String,
+    /// The class name used by `raw.csv` and `issue.csv`.
+    pub class: String,
+    /// The coarser pipe name.
+    pub pipe: String,
+    pub kind: Kind,
+    /// In-order completion queue of results, if any.
+    pub queue: Option<String>,
+    /// In-order queue of source-register releases, if any.
+    pub read_queue: Option<String>,
+    pub source: String,
+}
+
+/// The operand through which a consumer depends on a producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// A register of this file (read as a source or address).
+    File(RegFile),
+    /// The guard predicate (`@P0`, `@!UP1`).
+    Guard,
+}
+
+impl Operand {
+    pub fn name(self) -> &'static str {
+        match self {
+            Operand::File(RegFile::Gpr) => "R",
+            Operand::File(RegFile::Ugpr) => "UR",
+            Operand::File(RegFile::Pred) => "P",
+            Operand::File(RegFile::UPred) => "UP",
+            Operand::File(RegFile::Barrier) => "B",
+            Operand::Guard => "guard",
+        }
+    }
+}
+
+/// A row of `raw.csv` or `issue.csv`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// 1-based line in the file (for messages).
+    pub line: usize,
+    pub first: String,
+    pub second: String,
+    /// `raw.csv`: the operand (`R`, `UR`, `P`, `UP`, `guard`, `*`); `issue.csv`: `*`.
+    pub operand: String,
+    pub cycles: u8,
+    /// How many measured pairs are at exactly `cycles`.
+    pub samples: u32,
+    pub source: String,
+}
+
+/// The loaded tables.
+#[derive(Debug)]
+pub struct Model {
+    pub opcodes: Vec<OpClass>,
+    pub raw: Vec<Row>,
+    pub issue: Vec<Row>,
+    by_mnemonic: HashMap<String, Vec<usize>>,
+    raw_index: HashMap<(String, String, String), usize>,
+    issue_index: HashMap<(String, String), usize>,
+}
+
+/// The embedded tables.
+pub const OPCODES_CSV: &str = include_str!("latency/opcodes.csv");
+pub const RAW_CSV: &str = include_str!("latency/raw.csv");
+pub const ISSUE_CSV: &str = include_str!("latency/issue.csv");
+
+/// Paths of the tables relative to the workspace root (for tools that rewrite them).
+pub const OPCODES_PATH: &str = "compiler/src/target/sm90a/latency/opcodes.csv";
+pub const RAW_PATH: &str = "compiler/src/target/sm90a/latency/raw.csv";
+pub const ISSUE_PATH: &str = "compiler/src/target/sm90a/latency/issue.csv";
+
+fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(n, l)| (n + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .skip(1) // the header
+}
+
+fn parse_opcodes(text: &str) -> Result<Vec<OpClass>, String> {
+    let mut out = Vec::new();
+    for (n, l) in data_lines(text) {
+        let c: Vec<&str> = l.splitn(7, ',').collect();
+        if c.len() < 6 {
+            return Err(format!("opcodes.csv:{n}: expected 7 columns: {l}"));
+        }
+        let kind = match c[3] {
+            "fixed" => Kind::Fixed,
+            "var" => Kind::Var,
+            "long" => Kind::Long,
+            "ctrl" => Kind::Ctrl,
+            k => return Err(format!("opcodes.csv:{n}: unknown kind `{k}`")),
+        };
+        out.push(OpClass {
+            opcode: c[0].to_string(),
+            class: c[1].to_string(),
+            pipe: c[2].to_string(),
+            kind,
+            queue: (c[4] != "-").then(|| c[4].to_string()),
+            read_queue: (c[5] != "-").then(|| c[5].to_string()),
+            source: c.get(6).unwrap_or(&"").to_string(),
+        });
+    }
+    Ok(out)
+}
+
+fn parse_rows(text: &str, file: &str, with_operand: bool) -> Result<Vec<Row>, String> {
+    let mut out = Vec::new();
+    let cols = if with_operand { 6 } else { 5 };
+    for (n, l) in data_lines(text) {
+        let c: Vec<&str> = l.splitn(cols, ',').collect();
+        if c.len() < cols - 1 {
+            return Err(format!("{file}:{n}: expected {cols} columns: {l}"));
+        }
+        let (operand, rest) = if with_operand {
+            (c[2].to_string(), &c[3..])
+        } else {
+            ("*".to_string(), &c[2..])
+        };
+        let cycles = rest[0]
+            .parse::<u8>()
+            .map_err(|e| format!("{file}:{n}: cycles `{}`: {e}", rest[0]))?;
+        let samples = rest[1]
+            .parse::<u32>()
+            .map_err(|e| format!("{file}:{n}: samples `{}`: {e}", rest[1]))?;
+        out.push(Row {
+            line: n,
+            first: c[0].to_string(),
+            second: c[1].to_string(),
+            operand,
+            cycles,
+            samples,
+            source: rest.get(2).unwrap_or(&"").to_string(),
+        });
+    }
+    Ok(out)
+}
+
+impl Model {
+    /// Parses the three tables.
+    pub fn parse(opcodes: &str, raw: &str, issue: &str) -> Result<Model, String> {
+        let opcodes = parse_opcodes(opcodes)?;
+        let raw = parse_rows(raw, "raw.csv", true)?;
+        let issue = parse_rows(issue, "issue.csv", false)?;
+        let mut by_mnemonic: HashMap<String, Vec<usize>> = HashMap::new();
+        for (k, o) in opcodes.iter().enumerate() {
+            let m = o.opcode.split('.').next().unwrap_or("").to_string();
+            by_mnemonic.entry(m).or_default().push(k);
+        }
+        let mut raw_index = HashMap::new();
+        for (k, r) in raw.iter().enumerate() {
+            let key = (r.first.clone(), r.second.clone(), r.operand.clone());
+            if raw_index.insert(key, k).is_some() {
+                return Err(format!("raw.csv:{}: duplicate row", r.line));
+            }
+        }
+        let mut issue_index = HashMap::new();
+        for (k, r) in issue.iter().enumerate() {
+            if issue_index
+                .insert((r.first.clone(), r.second.clone()), k)
+                .is_some()
+            {
+                return Err(format!("issue.csv:{}: duplicate row", r.line));
+            }
+        }
+        Ok(Model {
+            opcodes,
+            raw,
+            issue,
+            by_mnemonic,
+            raw_index,
+            issue_index,
+        })
+    }
+
+    /// The row of `opcodes.csv` for a mnemonic and its modifiers, if any.
+    pub fn lookup(&self, mnemonic: &str, mods: &[&str]) -> Option<&OpClass> {
+        let rows = self.by_mnemonic.get(mnemonic)?;
+        rows.iter()
+            .map(|&k| &self.opcodes[k])
+            .filter(|o| o.opcode.split('.').skip(1).all(|m| mods.contains(&m)))
+            .max_by_key(|o| o.opcode.split('.').count())
+    }
+
+    /// The description of an instruction: its `opcodes.csv` row, or for an opcode the table does
+    /// not name, a conservative default from the form's latency class.
+    pub fn class_of(&self, i: &Instr) -> OpClass {
+        if let Some(o) = self.lookup(i.mnemonic, &i.mods) {
+            return o.clone();
+        }
+        let variable = matches!(i.latency(), Ok(Latency::Variable));
+        OpClass {
+            opcode: i.mnemonic.to_string(),
+            class: i.mnemonic.to_string(),
+            pipe: if variable { "var" } else { "unknown" }.to_string(),
+            kind: if variable { Kind::Long } else { Kind::Fixed },
+            queue: None,
+            read_queue: None,
+            source: "not in opcodes.csv: default from the form's latency class".into(),
+        }
+    }
+
+    /// The `raw.csv` row that applies to a producer, consumer and operand.
+    pub fn raw_row(&self, p: &OpClass, c: &OpClass, op: Operand) -> Option<&Row> {
+        for pk in [p.class.as_str(), p.pipe.as_str(), "*"] {
+            for ck in [c.class.as_str(), c.pipe.as_str(), "*"] {
+                for ok in [op.name(), "*"] {
+                    if let Some(&k) =
+                        self.raw_index
+                            .get(&(pk.to_string(), ck.to_string(), ok.to_string()))
+                    {
+                        return Some(&self.raw[k]);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The `issue.csv` row that applies to two instructions in this order.
+    pub fn issue_row(&self, a: &OpClass, b: &OpClass) -> Option<&Row> {
+        for ak in [a.class.as_str(), a.pipe.as_str(), "*"] {
+            for bk in [b.class.as_str(), b.pipe.as_str(), "*"] {
+                if let Some(&k) = self.issue_index.get(&(ak.to_string(), bk.to_string())) {
+                    return Some(&self.issue[k]);
+                }
+            }
+        }
+        None
+    }
+
+    /// The smallest read-after-write latency of every row that applies to the pair (not only the
+    /// most specific one): the fewest cycles ptxas has left between producers and consumers of
+    /// these classes and pipes. The hazard checker's requirement (0 when no row applies).
+    pub fn raw_latency_floor(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
+        let mut best: Option<u8> = None;
+        for pk in [p.class.as_str(), p.pipe.as_str(), "*"] {
+            for ck in [c.class.as_str(), c.pipe.as_str(), "*"] {
+                for ok in [op.name(), "*"] {
+                    if let Some(&k) =
+                        self.raw_index
+                            .get(&(pk.to_string(), ck.to_string(), ok.to_string()))
+                    {
+                        let v = self.raw[k].cycles;
+                        best = Some(best.map_or(v, |b| b.min(v)));
+                    }
+                }
+            }
+        }
+        best.unwrap_or(0)
+    }
+
+    /// Read-after-write latency in cycles (0 when no row applies).
+    pub fn raw_latency(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
+        self.raw_row(p, c, op).map_or(0, |r| r.cycles)
+    }
+
+    /// The smallest issue distance between two instructions (1 when no row applies).
+    pub fn issue_gap(&self, a: &OpClass, b: &OpClass) -> u8 {
+        self.issue_row(a, b).map_or(1, |r| r.cycles.max(1))
+    }
+
+    /// The largest latency in `raw.csv` (what an unknown reader must assume).
+    pub fn max_latency(&self) -> u8 {
+        self.raw.iter().map(|r| r.cycles).max().unwrap_or(15)
+    }
+}
+
+/// The embedded model.
+pub fn model() -> &'static Model {
+    static M: OnceLock<Model> = OnceLock::new();
+    M.get_or_init(|| {
+        Model::parse(OPCODES_CSV, RAW_CSV, ISSUE_CSV)
+            .unwrap_or_else(|e| panic!("the embedded latency tables are invalid: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::sm90a::forms::all;
+    use crate::target::sm90a::parse_instr;
+
+    #[test]
+    fn tables_parse_and_every_form_has_a_row() {
+        let m = Model::parse(OPCODES_CSV, RAW_CSV, ISSUE_CSV).unwrap();
+        let mut missing: Vec<&str> = all()
+            .iter()
+            .map(|f| f.mnemonic)
+            .filter(|mn| !m.by_mnemonic.contains_key(*mn))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        assert!(missing.is_empty(), "opcodes.csv lacks {missing:?}");
+        // Every class and pipe a row names exists.
+        let names: std::collections::HashSet<&str> = m
+            .opcodes
+            .iter()
+            .flat_map(|o| [o.class.as_str(), o.pipe.as_str()])
+            .chain(["*", "after-branch"])
+            .collect();
+        for r in m.raw.iter().chain(&m.issue) {
+            assert!(
+                names.contains(r.first.as_str()),
+                "line {}: {}",
+                r.line,
+                r.first
+            );
+            assert!(
+                names.contains(r.second.as_str()),
+                "line {}: {}",
+                r.line,
+                r.second
+            );
+        }
+    }
+
+    #[test]
+    fn most_specific_row_wins() {
+        let m = model();
+        let i = parse_instr("IMAD.WIDE.U32 R2, R3, 0x4, R4").unwrap();
+        assert_eq!(m.class_of(&i).class, "IMAD.WIDE");
+        let i = parse_instr("IMAD R2, R3, 0x4, R4").unwrap();
+        assert_eq!(m.class_of(&i).class, "IMAD");
+        let i = parse_instr("HFMA2.MMA R2, -RZ, RZ, 0, 0").unwrap();
+        assert_eq!(m.class_of(&i).pipe, "mma");
+        let i = parse_instr("LDG.E R2, desc[UR4][R2.64]").unwrap();
+        assert_eq!(m.class_of(&i).kind, Kind::Long);
+        let i = parse_instr("LDS R2, [R2]").unwrap();
+        assert_eq!(m.class_of(&i).queue.as_deref(), Some("lds"));
+    }
+
+    #[test]
+    fn bad_tables_are_errors() {
+        assert!(Model::parse("h\nX,X,alu,sometimes,-,-,", "h", "h").is_err());
+        assert!(Model::parse("h", "h\na,b,R,x,1,", "h").is_err());
+        assert!(Model::parse("h", "h", "h\na,b,1,1,\na,b,2,1,").is_err());
+    }
+}
