@@ -7,6 +7,7 @@
 pub mod asm;
 pub mod cli;
 pub mod diag;
+pub mod diff;
 pub mod driver;
 pub mod emit;
 pub mod frontend;
