@@ -518,10 +518,10 @@ pub fn ptxc_listings(src: &SourceFile, arch: Arch) -> Result<Vec<Listing>, Vec<D
                 .iter()
                 .enumerate()
                 .map(|(k, w)| {
-                    sass::decode_at(*w, k as u64 * 16)
-                        .map(|i| Line {
+                    sass::print::word_text(*w, k as u64 * 16)
+                        .map(|t| Line {
                             words: *w,
-                            text: clean_text(&i.to_string()),
+                            text: clean_text(&t),
                         })
                         .map_err(|err| {
                             vec![Diagnostic::error(

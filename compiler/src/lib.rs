@@ -5,6 +5,7 @@
 //! 1. [`frontend`]: PTX text → tokens (logos) → AST (lalrpop) → checked module.
 
 pub mod asm;
+pub mod bench_kernels;
 pub mod cli;
 pub mod diag;
 pub mod diff;
