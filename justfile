@@ -14,9 +14,15 @@ ci:
     bash .ci/run
 
 # Regenerate the files that hold real tool output: the nvcc-generated test kernels
-# (tests/kernels/*.ptx, from the .cu sources with the pinned nvcc).
+# (tests/kernels/*.ptx, from the .cu sources with the pinned nvcc) and ptxas's golden listings
+# (tests/golden/ptxas/, with the pinned ptxas and cuobjdump).
 golden:
     tests/kernels/regen.sh
+    cargo run -p ptxc-tests --bin golden
+
+# Refresh ptxc's golden snapshots (tests/golden/ptxc/) after a deliberate change in its output.
+bless:
+    PTXC_BLESS=1 cargo test -p ptxc-tests --test golden
 
 # Criterion benchmarks (frontend throughput, ...).
 bench:

@@ -55,6 +55,43 @@ pub enum Command {
     /// Check an sm_90a cubin's control words: every register read not covered by a scoreboard
     /// wait or enough stall cycles; ends with `hazards: N` (exit 1 when N > 0).
     Check(crate::check::CheckArgs),
+    /// Compile with ptxc and with ptxas, and compare the code kernel by kernel.
+    Diff(DiffArgs),
+}
+
+/// When to colour the side-by-side diff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// When standard output is a terminal.
+    Auto,
+    Always,
+    Never,
+}
+
+/// `ptxc diff [-arch sm_90a] IN.ptx [--ptxas PATH] [--json] [--color WHEN]`
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The PTX file to compile with both compilers.
+    pub input: PathBuf,
+    /// Target architecture; sm_90a (sm_90 gives the same code).
+    #[arg(
+        long = "gpu-name",
+        visible_alias = "arch",
+        value_name = "ARCH",
+        default_value = "sm_90a"
+    )]
+    pub arch: String,
+    /// The ptxas to compare with (default: $PTXAS, else the provisioned pinned ptxas).
+    #[arg(long, value_name = "PATH")]
+    pub ptxas: Option<PathBuf>,
+    /// Print the comparison as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Colour the differing rows: auto (on a terminal), always, never; `--color` alone means
+    /// always.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto",
+          num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    pub color: ColorWhen,
 }
 
 /// `ptxc [OPTIONS] INPUT`: compile PTX.
@@ -157,6 +194,7 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
     match &cli.command {
         Some(Command::Asm(args)) => crate::asm::run(args),
         Some(Command::Check(args)) => crate::check::run(args),
+        Some(Command::Diff(args)) => diff(args),
         None => compile(&cli.compile),
     }
 }
@@ -262,6 +300,81 @@ fn compile(args: &CompileArgs) -> ExitCode {
             );
             ExitCode::from(INPUT_ERROR)
         }
+    }
+}
+
+/// `ptxc diff`: ptxc in-process, ptxas and cuobjdump through the reference-tool locator.
+fn diff(args: &DiffArgs) -> ExitCode {
+    use crate::diff;
+    use std::io::IsTerminal as _;
+    let arch = match parse_arch(&args.arch) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let src = match read_source(&args.input) {
+        Ok(src) => src,
+        Err(msg) => {
+            eprintln!("ptxc diff: error: {msg}");
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    let locate = |tool: ptxc_reftools::Tool| {
+        ptxc_reftools::find(tool).map_err(|e| {
+            eprintln!("ptxc diff: error: cannot find {tool}: {e}");
+            ExitCode::from(INPUT_ERROR)
+        })
+    };
+    let ptxas = match &args.ptxas {
+        Some(p) if p.is_file() => p.clone(),
+        Some(p) => {
+            eprintln!("ptxc diff: error: --ptxas {}: no such file", p.display());
+            return ExitCode::from(USAGE_ERROR);
+        }
+        None => match locate(ptxc_reftools::Tool::Ptxas) {
+            Ok(p) => p,
+            Err(code) => return code,
+        },
+    };
+    let cuobjdump = match locate(ptxc_reftools::Tool::Cuobjdump) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let (theirs, _) = match diff::ptxas_listings(&ptxas, &cuobjdump, &args.input) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ptxc diff: error: {e}");
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    let (ours, failed) = match diff::ptxc_listings(&src, arch) {
+        Ok(l) => (l, false),
+        Err(diags) => {
+            report(&src, &diags);
+            (Vec::new(), true)
+        }
+    };
+    let diffs = diff::compare(ours, theirs);
+    let text = if args.json {
+        diff::to_json(&diffs)
+    } else {
+        let color = match args.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => std::io::stdout().is_terminal(),
+        };
+        let mut text: String = diffs.iter().map(|d| diff::side_by_side(d, color)).collect();
+        for d in &diffs {
+            text.push_str(&d.summary());
+            text.push('\n');
+        }
+        text
+    };
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+    if failed {
+        ExitCode::from(INPUT_ERROR)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -6,8 +6,10 @@
 
 pub mod asm;
 pub mod check;
+pub mod bench_kernels;
 pub mod cli;
 pub mod diag;
+pub mod diff;
 pub mod driver;
 pub mod emit;
 pub mod frontend;

@@ -10,6 +10,7 @@ use std::process::Command;
 pub use ptxc_reftools::{Tool, require};
 
 pub mod cubin;
+pub mod golden;
 pub mod sass;
 
 /// The workspace root.

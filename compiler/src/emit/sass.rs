@@ -267,7 +267,7 @@ fn lay_out(
 pub fn listing(e: &EncodedFunction) -> Result<String, String> {
     let mut s = format!("\tFunction : {}\n", e.name);
     for (k, w) in e.words.iter().enumerate() {
-        let i = sass::decode_at(*w, k as u64 * 16)
+        let i = sass::print::word_text(*w, k as u64 * 16)
             .map_err(|err| format!("cannot decode word {k}: {err}"))?;
         s.push_str(&format!(
             "        /*{:04x}*/                   {i} ;\n",

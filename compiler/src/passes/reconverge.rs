@@ -117,16 +117,72 @@ fn find_regions(f: &Function) -> Vec<Region> {
 
 /// Blocks reachable from `from` without passing `join`.
 fn region_blocks(f: &Function, cfg: &Cfg, from: BlockId, join: BlockId) -> FixedBitSet {
-    let mut seen = FixedBitSet::with_capacity(f.blocks.len());
+    reachable_before(f.blocks.len(), |b| cfg.succs(b), from, join)
+}
+
+/// Blocks reachable from `from` without passing `join`, over the successor lists `succs`.
+fn reachable_before<'a>(
+    n: usize,
+    succs: impl Fn(BlockId) -> &'a [BlockId],
+    from: BlockId,
+    join: BlockId,
+) -> FixedBitSet {
+    let mut seen = FixedBitSet::with_capacity(n);
     let mut stack = vec![from];
     while let Some(b) = stack.pop() {
         if b == join || seen.contains(b.0 as usize) {
             continue;
         }
         seen.insert(b.0 as usize);
-        stack.extend(cfg.succs(b).iter().copied());
+        stack.extend(succs(b).iter().copied());
     }
     seen
+}
+
+/// Successor and predecessor lists kept up to date as blocks are added and edges redirected
+/// (rebuilding the whole [`Cfg`] per region made the pass quadratic in the number of divergent
+/// branches). The lists hold what [`Function::successors`] gives, predecessors once per edge.
+struct Adjacency {
+    succs: Vec<Vec<BlockId>>,
+    preds: Vec<Vec<BlockId>>,
+}
+
+impl Adjacency {
+    fn new(f: &Function) -> Adjacency {
+        let cfg = Cfg::new(f);
+        Adjacency {
+            succs: f.block_ids().map(|b| cfg.succs(b).to_vec()).collect(),
+            preds: f.block_ids().map(|b| cfg.preds(b).to_vec()).collect(),
+        }
+    }
+
+    /// Re-reads the edges out of `touched` blocks (new or redirected) from the function.
+    fn update(&mut self, f: &Function, touched: &[BlockId]) {
+        let n = f.blocks.len();
+        self.succs.resize(n, Vec::new());
+        self.preds.resize(n, Vec::new());
+        let mut done = FixedBitSet::with_capacity(n);
+        for &t in touched {
+            if done.put(t.0 as usize) {
+                continue;
+            }
+            for s in std::mem::take(&mut self.succs[t.0 as usize]) {
+                let p = &mut self.preds[s.0 as usize];
+                if let Some(k) = p.iter().position(|&x| x == t) {
+                    p.remove(k);
+                }
+            }
+            let new: Vec<BlockId> = f
+                .successors(t)
+                .into_iter()
+                .filter(|s| (s.0 as usize) < n)
+                .collect();
+            for &s in &new {
+                self.preds[s.0 as usize].push(t);
+            }
+            self.succs[t.0 as usize] = new;
+        }
+    }
 }
 
 fn retarget(f: &mut Function, from: BlockId, old: BlockId, new: BlockId) {
@@ -146,19 +202,21 @@ fn retarget(f: &mut Function, from: BlockId, old: BlockId, new: BlockId) {
 fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String> {
     // Layout wishes: new block → the block it goes right before.
     let mut before: Vec<(BlockId, BlockId)> = Vec::new();
+    let sizes: Vec<usize> = regions.iter().map(|r| r.blocks.count_ones(..)).collect();
     let depths: Vec<usize> = regions
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             regions
                 .iter()
-                .filter(|o| {
-                    !std::ptr::eq(*o, r)
-                        && o.blocks.contains(r.branch.0 as usize)
-                        && o.blocks.count_ones(..) > r.blocks.count_ones(..)
+                .enumerate()
+                .filter(|&(j, o)| {
+                    j != i && sizes[j] > sizes[i] && o.blocks.contains(r.branch.0 as usize)
                 })
                 .count()
         })
         .collect();
+    let mut adj = Adjacency::new(f);
     for (r, depth) in regions.iter().zip(depths) {
         if depth >= BARRIERS {
             return Err(format!(
@@ -168,18 +226,25 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
         }
         let bar = Operand::new(OpKind::Barrier(depth as u8));
         // The region as it is now (inner regions may have added blocks to it).
-        let cfg = Cfg::new(f);
-        let blocks = region_blocks(f, &cfg, r.branch, r.join);
+        let blocks = reachable_before(
+            f.blocks.len(),
+            |b| adj.succs[b.0 as usize].as_slice(),
+            r.branch,
+            r.join,
+        );
+        let mut touched = Vec::new();
         // BSYNC block before the join; every region edge into the join goes through it.
         let sync = f.new_block(None);
         f.block_mut(sync)
             .insts
             .push(Inst::new("BSYNC", &[], vec![bar.clone()]));
         f.block_mut(sync).fallthrough = Some(r.join);
+        touched.push(sync);
         for x in blocks.ones() {
             let x = BlockId(x as u32);
-            if cfg.succs(x).contains(&r.join) {
+            if adj.succs[x.0 as usize].contains(&r.join) {
                 retarget(f, x, r.join, sync);
+                touched.push(x);
             }
         }
         before.push((sync, r.join));
@@ -195,11 +260,16 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
             .ones()
             .map(|x| BlockId(x as u32))
             .filter(|&x| {
-                x == BlockId(0) || cfg.preds(x).iter().any(|p| !blocks.contains(p.0 as usize))
+                x == BlockId(0)
+                    || adj.preds[x.0 as usize]
+                        .iter()
+                        .any(|p| !blocks.contains(p.0 as usize))
             })
             .collect();
         for e in entries {
-            let loops_back = cfg.preds(e).iter().any(|p| blocks.contains(p.0 as usize));
+            let loops_back = adj.preds[e.0 as usize]
+                .iter()
+                .any(|p| blocks.contains(p.0 as usize));
             if e == r.branch && !loops_back {
                 let insts = &mut f.block_mut(e).insts;
                 let at = insts
@@ -211,17 +281,20 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
                 let pre = f.new_block(None);
                 f.block_mut(pre).insts.push(bssy.clone());
                 f.block_mut(pre).fallthrough = Some(e);
-                for p in cfg
-                    .preds(e)
+                touched.push(pre);
+                let outside: Vec<BlockId> = adj.preds[e.0 as usize]
                     .iter()
                     .copied()
                     .filter(|p| !blocks.contains(p.0 as usize))
-                {
+                    .collect();
+                for p in outside {
                     retarget(f, p, e, pre);
+                    touched.push(p);
                 }
                 before.push((pre, e));
             }
         }
+        adj.update(f, &touched);
     }
     // Each BSSY names its sync block so far: make it the block after the BSYNC.
     let after_sync: Vec<Option<BlockId>> = f.blocks.iter().map(|b| b.fallthrough).collect();
@@ -237,13 +310,21 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
         }
     }
     // Lay the new blocks out just before the blocks they lead into.
-    let new_blocks: Vec<BlockId> = before.iter().map(|(n, _)| *n).collect();
-    let mut order = Vec::with_capacity(f.blocks.len());
+    let n = f.blocks.len();
+    let mut is_new = FixedBitSet::with_capacity(n);
+    // For each block, the new blocks that go right before it, in the order they were made.
+    let mut goes_before: Vec<Vec<BlockId>> = vec![Vec::new(); n];
+    for &(new, target) in &before {
+        is_new.insert(new.0 as usize);
+        goes_before[target.0 as usize].push(new);
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut placed = FixedBitSet::with_capacity(n);
     for b in f.block_ids() {
-        if new_blocks.contains(&b) {
+        if is_new.contains(b.0 as usize) {
             continue;
         }
-        push_with_predecessors(&mut order, &before, b);
+        push_with_predecessors(&mut order, &mut placed, &goes_before, b);
         order.push(b);
     }
     reorder(f, &order);
@@ -251,11 +332,17 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
 }
 
 /// Pushes the new blocks that go before `b` (and, recursively, those before them).
-fn push_with_predecessors(order: &mut Vec<BlockId>, before: &[(BlockId, BlockId)], b: BlockId) {
-    for (n, target) in before {
-        if *target == b && !order.contains(n) {
-            push_with_predecessors(order, before, *n);
-            order.push(*n);
+fn push_with_predecessors(
+    order: &mut Vec<BlockId>,
+    placed: &mut FixedBitSet,
+    goes_before: &[Vec<BlockId>],
+    b: BlockId,
+) {
+    for &n in &goes_before[b.0 as usize] {
+        if !placed.contains(n.0 as usize) {
+            push_with_predecessors(order, placed, goes_before, n);
+            placed.insert(n.0 as usize);
+            order.push(n);
         }
     }
 }

@@ -257,25 +257,27 @@ pub(crate) fn vals_of(f: &Form, w: &[u64; 2], modvals: &[u64]) -> Vals {
     }
 }
 
-fn name_toks(n: &str) -> Vec<&str> {
-    if n.is_empty() {
-        Vec::new()
+/// How many dot-separated tokens `name` has (the empty name has none).
+fn tok_count(name: &str) -> usize {
+    if name.is_empty() {
+        0
     } else {
-        n.split('.').collect()
+        name.bytes().filter(|&b| b == b'.').count() + 1
     }
 }
 
 fn starts_with(toks: &[&'static str], pos: usize, name: &str) -> Option<usize> {
-    let nt = name_toks(name);
-    if pos + nt.len() > toks.len() {
-        return None;
+    if name.is_empty() {
+        return Some(0);
     }
-    for (i, t) in nt.iter().enumerate() {
-        if toks[pos + i] != *t {
+    let mut k = 0;
+    for t in name.split('.') {
+        if toks.get(pos + k) != Some(&t) {
             return None;
         }
+        k += 1;
     }
-    Some(nt.len())
+    Some(k)
 }
 
 fn match_mods(
@@ -307,14 +309,16 @@ fn match_mods(
             match_mods(specs, i + 1, toks, pos, vals, alias, maxpos)
         }
         ModSpec::Field { names, .. } => {
-            // Longest names first, the empty name last.
-            let mut cands: Vec<&(u32, &str)> = names.iter().collect();
-            cands.sort_by_key(|(_, n)| std::cmp::Reverse(name_toks(n).len()));
-            for (v, n) in cands {
-                if let Some(k) = starts_with(toks, pos, n) {
-                    vals[i] = u64::from(*v);
-                    if match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos) {
-                        return true;
+            // Longest names first (by token count; table order among equals), the empty name
+            // last.
+            let longest = names.iter().map(|(_, n)| tok_count(n)).max().unwrap_or(0);
+            for len in (0..=longest).rev() {
+                for (v, n) in names.iter().filter(|(_, n)| tok_count(n) == len) {
+                    if let Some(k) = starts_with(toks, pos, n) {
+                        vals[i] = u64::from(*v);
+                        if match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos) {
+                            return true;
+                        }
                     }
                 }
             }

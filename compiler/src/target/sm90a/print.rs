@@ -395,6 +395,12 @@ impl fmt::Display for Operand {
     }
 }
 
+/// nvdisasm's text for an encoded word at `addr`: the [`Instr`]'s `Display` without re-encoding
+/// (a decoded word is already in its canonical form), for listings of many instructions.
+pub fn word_text(w: [u64; 2], addr: u64) -> Result<String, super::DecodeError> {
+    super::decode_at(w, addr).map(|i| instr_text(&i))
+}
+
 /// nvdisasm's text for the instruction: what `nvdisasm -c` prints for the encoded bits
 /// (aliases such as `IMAD.MOV.U32`, left-out default operands, `.reuse` from the control
 /// bits). An instruction that cannot be encoded is printed as it is.
