@@ -5,8 +5,8 @@
 //! 1. [`frontend`]: PTX text → tokens (logos) → AST (lalrpop) → checked module.
 
 pub mod asm;
-pub mod check;
 pub mod bench_kernels;
+pub mod check;
 pub mod cli;
 pub mod diag;
 pub mod diff;
