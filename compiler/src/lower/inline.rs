@@ -319,14 +319,28 @@ fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: 
                 },
             )
         };
-        let mov_ty = ty.word.text.clone();
+        // A vector parameter (`.reg .v2 .u32 input`) moves as a vector (`mov.v2.u32`): a
+        // scalar `mov.u32` would copy one element and drop the rest.
+        let mut modifiers: Vec<Name> = p
+            .attrs
+            .iter()
+            .filter(|a| matches!(a.word.text.trim_start_matches('.'), "v2" | "v4" | "v8"))
+            .map(|a| Name {
+                text: a.word.text.clone(),
+                span,
+            })
+            .collect();
+        modifiers.push(Name {
+            text: ty.word.text.clone(),
+            span,
+        });
         out.push(Stmt::Instr(Box::new(Instruction {
             guard: None,
             opcode: Name {
                 text: "mov".into(),
                 span,
             },
-            modifiers: vec![Name { text: mov_ty, span }],
+            modifiers,
             operands: vec![Operand::Expr(dst), Operand::Expr(src)],
             span,
         })));

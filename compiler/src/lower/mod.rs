@@ -297,25 +297,21 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             .iter()
             .any(|d| d.name.text == ".explicitcluster"),
     };
-    // Module scope: globals and functions. Module-level `.shared` variables get offsets in the
-    // order the kernel's shared window is laid out (declaration order).
-    let mut shared_next = 0u32;
+    // Module scope: globals and functions. Module-level `.shared` variables are placed once the
+    // body's own `.shared` variables are (below), as ptxas lays out a kernel's window: the
+    // kernel's variables first, then the module's, each in declaration order, then the
+    // unsized `.extern .shared` arrays (dynamic shared memory) after all static ones — probe:
+    // `.shared a[3]; .extern dyn[] (.align 8); .shared c[2]` and in the kernel `b[5]; d[1]`
+    // give b 0x0, d 0x14, a 0x18, c 0x24, dyn 0x30.
+    let mut module_shared: Vec<(String, u32, u32)> = Vec::new();
     let mut names: Vec<(&String, &(Sym, Decl))> = globals.iter().collect();
     names.sort_by_key(|(_, (_, s))| s.1.span.start);
     for (name, (sym, decl)) in names {
-        let sym = match sym {
-            Sym::Shared { .. } => {
-                let (size, align) = object_layout(&decl.0, &decl.1);
-                shared_next = shared_next.next_multiple_of(align.max(1));
-                let s = Sym::Shared {
-                    offset: SHARED_BASE + shared_next,
-                };
-                shared_next += size;
-                s
-            }
-            other => other.clone(),
-        };
-        p.scopes[0].syms.insert(name.clone(), sym);
+        if let Sym::Shared { .. } = sym {
+            let (size, align) = object_layout(&decl.0, &decl.1);
+            module_shared.push((name.clone(), size, align));
+        }
+        p.scopes[0].syms.insert(name.clone(), sym.clone());
     }
     // Parameters: entry parameters live in constant bank 0, naturally aligned, in order.
     let params = Scope {
@@ -352,10 +348,29 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             .insert(r.decl.name.text.clone(), Sym::FuncParam);
     }
     p.frame.param_bytes = offset;
-    p.frame.shared_bytes = shared_next;
     let body = f.body.as_ref().expect("a definition");
     let mut cur = BlockId(0);
     plan_block(&mut p, &body.stmts, 1, &mut cur);
+    // The module's `.shared` variables after the kernel's; unsized (dynamic) arrays last.
+    let (statics, dynamic): (Vec<_>, Vec<_>) = module_shared
+        .into_iter()
+        .partition(|(_, size, _)| *size > 0);
+    let mut next = p.frame.shared_bytes;
+    for (name, size, align) in statics.iter().chain(dynamic.iter()) {
+        next = next.next_multiple_of((*align).max(1));
+        p.scopes[0].syms.insert(
+            name.clone(),
+            Sym::Shared {
+                offset: SHARED_BASE + next,
+            },
+        );
+        next += size;
+    }
+    p.frame.shared_bytes = statics
+        .iter()
+        .fold(p.frame.shared_bytes, |n, (_, size, align)| {
+            n.next_multiple_of((*align).max(1)) + size
+        });
     into_layout_order(&mut p);
     // Predecessors.
     p.ssa.preds = vec![Vec::new(); p.blocks.len()];

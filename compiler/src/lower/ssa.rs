@@ -207,70 +207,7 @@ impl SsaBuilder {
     /// Removes trivial PHIs (every argument the same value, or the PHI itself) until none is
     /// left, renaming their uses.
     pub fn finish(&mut self, f: &mut Function) {
-        let mut alias: FxHashMap<VReg, VReg> = FxHashMap::default();
-        fn resolve(alias: &FxHashMap<VReg, VReg>, mut v: VReg) -> VReg {
-            while let Some(&n) = alias.get(&v) {
-                v = n;
-            }
-            v
-        }
-        loop {
-            let mut changed = false;
-            for block in &mut f.blocks {
-                block.insts.retain(|inst| {
-                    if !inst.is_phi() {
-                        return true;
-                    }
-                    let Some(me) = inst.defs().next().and_then(Reg::vreg) else {
-                        return true;
-                    };
-                    let mut same: Option<VReg> = None;
-                    for o in &inst.ops {
-                        if let OpKind::PhiArg(_, r) = o.kind {
-                            let v = resolve(&alias, r.vreg().expect("virtual PHI argument"));
-                            if v == me || Some(v) == same {
-                                continue;
-                            }
-                            if same.is_some() {
-                                return true;
-                            }
-                            same = Some(v);
-                        }
-                    }
-                    match same {
-                        Some(v) => {
-                            alias.insert(me, v);
-                            changed = true;
-                            false
-                        }
-                        // A PHI only of itself: unreachable in practice; keep it.
-                        None => true,
-                    }
-                });
-            }
-            if !changed {
-                break;
-            }
-        }
-        if alias.is_empty() {
-            return;
-        }
-        for block in &mut f.blocks {
-            for inst in &mut block.insts {
-                for op in &mut inst.ops {
-                    for r in op.regs_mut() {
-                        if let Reg::Virt { vreg, .. } = r {
-                            *vreg = resolve(&alias, *vreg);
-                        }
-                    }
-                }
-                if let Some(g) = &mut inst.guard
-                    && let Reg::Virt { vreg, .. } = &mut g.pred
-                {
-                    *vreg = resolve(&alias, *vreg);
-                }
-            }
-        }
+        crate::mir::phi::remove_trivial_phis(f);
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod cfg;
 pub mod liveness;
+pub mod phi;
 pub mod print;
 pub mod verify;
 

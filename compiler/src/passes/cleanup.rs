@@ -1,7 +1,7 @@
 //! Clean-up passes: unreachable blocks and dead code.
 //!
 //! * `remove-unreachable`: drops blocks control never reaches (code after `ret`), renumbering
-//!   the rest.
+//!   the rest, then the `PHI`s that losing those predecessors made trivial.
 //! * `dce`: deletes instructions whose results are never read and that have no other effect
 //!   (loads are kept only if they cannot fault… so they are kept), iterating to a fixed point.
 
@@ -17,7 +17,11 @@ impl Pass for RemoveUnreachable {
     }
 
     fn run(&self, f: &mut Function) -> Result<(), String> {
-        cfg::remove_unreachable(f);
+        // Dropping a predecessor drops its PHI arguments, which can leave a PHI with one
+        // value: it, and any PHI that merged it with that value, goes too.
+        if cfg::remove_unreachable(f) && f.ssa {
+            crate::mir::phi::remove_trivial_phis(f);
+        }
         Ok(())
     }
 }
@@ -86,5 +90,72 @@ impl Pass for DeadCode {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{BlockId, Inst, OpKind, Operand, RegClass};
+
+    /// The shape lowering gives an if/else: bb0 branches to bb3 or falls into bb1, which jumps
+    /// to bb4; bb2 is the empty block after that jump (unreachable) and falls into bb3. SSA
+    /// construction saw bb2 as a predecessor of bb3, so bb3 merges `x` with an UNDEF and bb4
+    /// merges bb1's `x` with bb3's PHI. Without bb2 both PHIs are trivial and must go.
+    #[test]
+    fn unreachable_predecessor_leaves_no_trivial_phi() {
+        let mut f = Function::new("if_else", true);
+        let b: Vec<BlockId> = (0..4).map(|_| f.new_block(None)).collect();
+        let (b1, b2, b3, b4) = (b[0], b[1], b[2], b[3]);
+        let gpr = |f: &mut Function| Reg::whole(f.new_vreg(RegClass::Gpr, 1, None), 1);
+        let (x, u, px, y, j) = (
+            gpr(&mut f),
+            gpr(&mut f),
+            gpr(&mut f),
+            gpr(&mut f),
+            gpr(&mut f),
+        );
+        let p = Reg::whole(f.new_vreg(RegClass::Pred, 1, None), 1);
+        let bra = |t: BlockId| Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(t))]);
+        let phi = |d: Reg, args: &[(BlockId, Reg)]| {
+            let mut ops = vec![Operand::def(d)];
+            ops.extend(
+                args.iter()
+                    .map(|&(b, r)| Operand::new(OpKind::PhiArg(b, r))),
+            );
+            Inst::new("PHI", &[], ops)
+        };
+        f.blocks[0].insts = vec![
+            Inst::new("S2R", &[], vec![Operand::def(x)]),
+            Inst::new("ISETP", &[], vec![Operand::def(p), Operand::use_(x)]),
+            bra(b3).guarded(p, false),
+        ];
+        f.blocks[0].fallthrough = Some(b1);
+        f.block_mut(b1).insts = vec![bra(b4)];
+        f.block_mut(b2).insts = vec![Inst::new("UNDEF", &[], vec![Operand::def(u)])];
+        f.block_mut(b2).fallthrough = Some(b3);
+        f.block_mut(b3).insts = vec![
+            phi(px, &[(BlockId(0), x), (b2, u)]),
+            Inst::new("SHF", &[], vec![Operand::def(y), Operand::use_(px)]),
+        ];
+        f.block_mut(b3).fallthrough = Some(b4);
+        f.block_mut(b4).insts = vec![
+            phi(j, &[(b1, x), (b3, px)]),
+            Inst::new("STG", &[], vec![Operand::use_(j)]),
+            Inst::new("EXIT", &[], vec![]),
+        ];
+        RemoveUnreachable.run(&mut f).unwrap();
+        let text = f.to_string();
+        assert_eq!(f.blocks.len(), 4, "{text}");
+        assert!(!text.contains("PHI"), "trivial PHIs left:\n{text}");
+        // Every use of the PHIs now reads `x` itself.
+        let reads_x = f
+            .blocks
+            .iter()
+            .flat_map(|b| b.insts.iter())
+            .filter(|i| i.mnemonic == "SHF" || i.mnemonic == "STG")
+            .all(|i| i.uses().first() == Some(&x));
+        assert!(reads_x, "{text}");
+        crate::mir::verify::verify(&f).unwrap_or_else(|e| panic!("{e:?}\n{f}"));
     }
 }

@@ -4,6 +4,7 @@
 //! Each pass is one file in this directory and one line in [`PIPELINE`].
 
 pub mod cleanup;
+pub mod early_exit;
 pub mod exit_bookend;
 pub mod out_of_ssa;
 pub mod prologue;
@@ -26,16 +27,20 @@ pub trait Pass {
 pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
+    &early_exit::EarlyExit,
     &out_of_ssa::OutOfSsa,
     &reconverge::Reconverge,
     &regalloc::RegAlloc,
     &prologue::Prologue,
 ];
 
-/// The pipeline `opts` asks for: [`PIPELINE`], plus `exit-bookend` under `-g`.
+/// The pipeline `opts` asks for: [`PIPELINE`]; under `-g` without `early-exit` (`ptxas -g`
+/// keeps the branch to the kernel's one `EXIT`: `@P0 BRA` in `vector_add`) and with
+/// `exit-bookend`.
 pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
     let mut passes = PIPELINE.to_vec();
     if opts.device_debug {
+        passes.retain(|p| p.name() != "early-exit");
         passes.push(&exit_bookend::ExitBookend);
     }
     passes

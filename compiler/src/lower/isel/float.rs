@@ -527,8 +527,9 @@ impl Cx<'_> {
         true
     }
 
-    /// `copysign d, a, b`: b with a's sign bit, `LOP3.LUT d, a, 0x80000000, b, 0xb8` (on the
-    /// high word for f64).
+    /// `copysign d, a, b`: b with a's sign bit, `LOP3.LUT d, b, 0x80000000, a, 0xb8` (on the
+    /// high word for f64) — LUT 0xb8 is `B ? C : A`, so the sign bit (B) comes from C = a and
+    /// the rest from A = b, as ptxas writes it (ZLUDA's `copysign` checks the result).
     pub(super) fn copysign(&mut self, ins: &ast::Instruction, types: &[Ty]) -> bool {
         let [t] = types else { return false };
         let [d, a, b] = &ins.operands[..] else {
@@ -546,7 +547,7 @@ impl Cx<'_> {
                     &dst,
                     "LOP3",
                     &["LUT"],
-                    vec![u(ra), im(0x8000_0000), u(rb), im(0xb8), npt()],
+                    vec![u(rb), im(0x8000_0000), u(ra), im(0xb8), npt()],
                 );
                 self.commit(dst);
             }
@@ -560,7 +561,7 @@ impl Cx<'_> {
                     1,
                     "LOP3",
                     &["LUT"],
-                    vec![u(wd(ra, 1)), im(0x8000_0000), u(wd(rb, 1)), im(0xb8), npt()],
+                    vec![u(wd(rb, 1)), im(0x8000_0000), u(wd(ra, 1)), im(0xb8), npt()],
                 );
                 self.commit(dst);
             }

@@ -1161,6 +1161,36 @@ impl Cx<'_> {
         let Some(dsts) = self.dst_list(d) else {
             return false;
         };
+        // `ld.v2.u32 %v, [a]` into a vector register (not a `{…}` list): one access straight
+        // into the whole register.
+        if n > 1
+            && let [Some(dst)] = &dsts[..]
+        {
+            if eb < 32
+                || u32::from(dst.words) * 32 != total
+                || (matches!(loc, Loc::CBank { .. }) && total > 64)
+            {
+                self.error(
+                    op.ins.span,
+                    format!(
+                        "ptxc cannot lower {what} of {n} {eb}-bit elements into a vector \
+                         register of {} words yet",
+                        dst.words
+                    ),
+                );
+                return true;
+            }
+            let dst = dsts.into_iter().next().flatten().expect("checked");
+            let Some(inst) = self.load_inst(&loc, total, false, sem, flags, dst.reg(), 0) else {
+                return false;
+            };
+            self.emit_def(&dst, inst);
+            if sem.acquires() {
+                self.acquire_fence(sem.scope);
+            }
+            self.commit(dst);
+            return true;
+        }
         // A scalar load straight into its register.
         if n == 1
             && let [Some(dst)] = &dsts[..]

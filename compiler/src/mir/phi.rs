@@ -1,0 +1,78 @@
+//! Trivial `PHI`s: a `PHI` whose arguments are all one value (or the `PHI` itself) is that value.
+//!
+//! SSA construction (`lower::ssa`) removes them when it finishes; `remove-unreachable` runs the
+//! same clean-up again, since dropping an unreachable predecessor (an empty block lowering left
+//! after a `bra.uni`, say) removes `PHI` arguments and can make a `PHI` trivial — and with it
+//! every `PHI` that merged it with its own argument.
+
+use super::{Function, OpKind, Reg, VReg};
+use rustc_hash::FxHashMap;
+
+/// Removes trivial `PHI`s until none is left, renaming their uses. Returns whether any went.
+pub fn remove_trivial_phis(f: &mut Function) -> bool {
+    let mut alias: FxHashMap<VReg, VReg> = FxHashMap::default();
+    fn resolve(alias: &FxHashMap<VReg, VReg>, mut v: VReg) -> VReg {
+        while let Some(&n) = alias.get(&v) {
+            v = n;
+        }
+        v
+    }
+    loop {
+        let mut changed = false;
+        for block in &mut f.blocks {
+            block.insts.retain(|inst| {
+                if !inst.is_phi() {
+                    return true;
+                }
+                let Some(me) = inst.defs().next().and_then(Reg::vreg) else {
+                    return true;
+                };
+                let mut same: Option<VReg> = None;
+                for o in &inst.ops {
+                    if let OpKind::PhiArg(_, r) = o.kind {
+                        let v = resolve(&alias, r.vreg().expect("virtual PHI argument"));
+                        if v == me || Some(v) == same {
+                            continue;
+                        }
+                        if same.is_some() {
+                            return true;
+                        }
+                        same = Some(v);
+                    }
+                }
+                match same {
+                    Some(v) => {
+                        alias.insert(me, v);
+                        changed = true;
+                        false
+                    }
+                    // A PHI only of itself: unreachable in practice; keep it.
+                    None => true,
+                }
+            });
+        }
+        if !changed {
+            break;
+        }
+    }
+    if alias.is_empty() {
+        return false;
+    }
+    for block in &mut f.blocks {
+        for inst in &mut block.insts {
+            for op in &mut inst.ops {
+                for r in op.regs_mut() {
+                    if let Reg::Virt { vreg, .. } = r {
+                        *vreg = resolve(&alias, *vreg);
+                    }
+                }
+            }
+            if let Some(g) = &mut inst.guard
+                && let Reg::Virt { vreg, .. } = &mut g.pred
+            {
+                *vreg = resolve(&alias, *vreg);
+            }
+        }
+    }
+    true
+}
