@@ -182,3 +182,55 @@ fn check_command_reports_and_exits() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--emit sass --ctrl` shows the encoded control words; `--explain-ctrl` names the producers.
+#[test]
+fn ctrl_listing_shows_the_encoded_control_words() {
+    let path = workspace_root().join("samples").join("vector_add.ptx");
+    let funcs = compile(&path).expect("the sample compiles");
+    let run = |flag: &str| {
+        let o = std::process::Command::new(ptxc_tests::ptxc_bin!())
+            .args(["--emit", "sass", flag])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let listing = run("--ctrl");
+    let shown: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| {
+            l.split_once("*/ ")
+                .map(|(_, r)| r.split("  ").next().unwrap_or(""))
+        })
+        .collect();
+    let words: Vec<String> = funcs[0]
+        .words
+        .iter()
+        .map(|w| {
+            let i = ptxc::target::sm90a::decode(*w).unwrap();
+            ptxc::emit::scoreboard::ctrl_text(&i.ctrl)
+        })
+        .collect();
+    assert_eq!(shown, words);
+    assert!(shown.iter().any(|c| c.contains(":W3:")), "{listing}");
+    let explained = run("--explain-ctrl");
+    let fadd = explained
+        .lines()
+        .find(|l| l.contains("FADD"))
+        .expect("the FADD line");
+    // The FADD reads both loads' results: its wait names both, by address.
+    let loads: Vec<String> = explained
+        .lines()
+        .filter(|l| l.contains(" LDG."))
+        .filter_map(|l| l.split("/*").nth(1)?.split("*/").next().map(str::to_string))
+        .collect();
+    assert_eq!(loads.len(), 2, "{explained}");
+    for a in &loads {
+        assert!(
+            fadd.contains("wait SB") && fadd.contains(&format!("0x{a} LDG (result)")),
+            "{fadd}"
+        );
+    }
+}

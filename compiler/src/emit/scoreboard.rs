@@ -1146,7 +1146,7 @@ fn time_block(
                 Operand::File(u.0)
             };
             if let Some(&p) = writer.get(&u) {
-                let lat = m.raw_latency(&nodes[p].class, &node.class, op) as i64;
+                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
                 let at = issue[p] + lat;
                 if at > t {
                     t = at;
@@ -1154,7 +1154,7 @@ fn time_block(
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
                 // `left` is measured from the block's first issue: the consumer's latency.
-                let lat = m.raw_latency(&nodes[p].class, &node.class, op) as i64;
+                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
                 let at = left + lat;
                 if at > t {
                     t = at;
@@ -1207,6 +1207,19 @@ fn time_block(
         out.insert(u, (issue[p] - end, p));
     }
     out
+}
+
+/// The distance the pass keeps between a producer and a reader of its result: the `raw.csv`
+/// latency. For a variable-latency producer the scoreboard wait is what protects the reader; the
+/// row only reproduces ptxas's spacing, so it is capped at one stall count (15) and never asks
+/// for `NOP`s (`LDG,STS,R,16` is a distance ptxas happened to leave, not a latency).
+fn raw_distance(m: &latency::Model, p: &OpClass, c: &OpClass, op: Operand) -> i64 {
+    let lat = i64::from(m.raw_latency(p, c, op));
+    if p.kind.is_variable() {
+        lat.min(15)
+    } else {
+        lat
+    }
 }
 
 /// ptxas's yield bit (bit 109), measured over the corpora (99.7% of its bits): clear with stall 0
