@@ -378,6 +378,18 @@ fn diff(args: &DiffArgs) -> ExitCode {
     }
 }
 
+/// Restores the default action for SIGPIPE; call first thing in a binary's `main`.
+///
+/// Rust programs ignore SIGPIPE, so `ptxc … --emit sass | head` would make the next `print!`
+/// panic on the closed pipe. A command-line tool should end quietly instead, as `cat` does.
+pub fn restore_sigpipe() {
+    // SAFETY: `signal` with SIG_DFL for SIGPIPE installs no handler; called from `main` before
+    // any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Reads a source file, or standard input for `-`. Bytes that are not UTF-8 are kept visible
 /// (lossily decoded) so that the lexer reports the first odd character with its position.
 pub fn read_source(input: &std::path::Path) -> Result<SourceFile, String> {

@@ -537,3 +537,25 @@ fn output_to_a_special_file_writes_through_it() {
     assert!(text.contains("Entry cluster_exchange"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_closed_output_pipe_ends_ptxc_quietly() {
+    // `ptxc … | head`: once the reader is gone, ptxc must stop without a panic message (Rust
+    // ignores SIGPIPE unless the binary restores it). The AST of this file is ~220 KB, more than
+    // a pipe holds.
+    use std::os::unix::process::ExitStatusExt;
+    let big = ptxc_tests::shared_dir().join("corpus/pyptx/pyptx__fa_ws_pingpong_sm90a.ptx");
+    let mut child = Command::new(ptxc_bin!())
+        .args(["-arch", "sm_90a"])
+        .arg(&big)
+        .args(["--emit", "ast"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {stderr}", out.status);
+}

@@ -2,5 +2,6 @@
 //! (`ptxc_bin!()`); identical to `compiler/src/main.rs`.
 
 fn main() -> std::process::ExitCode {
+    ptxc::cli::restore_sigpipe();
     ptxc::cli::main(std::env::args())
 }
