@@ -1,6 +1,6 @@
 //! From allocated MIR to encoded SASS: block layout, branch targets, the conversion of each MIR
 //! instruction to the [`sm90a`] model, control words, encoding, and the padding ptxas puts after
-//! a function (`BRA self` then `NOP`s to a multiple of 128 bytes).
+//! a function (`BRA self` then `NOP`s to a multiple of 128 bytes, plus 128 more).
 //!
 //! Control words here are *conservative* until the scoreboard pass exists: every
 //! variable-latency instruction sets scoreboard 0 when it writes registers and scoreboard 1 when
@@ -201,7 +201,8 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
         }
     }
     out.code_len = out.instrs.len();
-    // ptxas ends every function with `BRA self` and NOPs up to a 128-byte boundary.
+    // ptxas ends every function with `BRA self`, then NOPs up to a 128-byte boundary plus another
+    // 128 bytes (runtime_abi::elf::TEXT_PAD_EXTRA; what the cubin writer appends).
     let here = out.instrs.len() as u64 * 16;
     let mut pad = Instr::new("BRA", &[], vec![sass::target(here)]);
     pad.addr = here;
@@ -214,7 +215,8 @@ pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
         reuse: 0,
     };
     out.instrs.push(pad);
-    while !out.instrs.len().is_multiple_of(8) {
+    let padded = out.instrs.len().next_multiple_of(8) + runtime_abi::elf::TEXT_PAD_EXTRA / 16;
+    while out.instrs.len() < padded {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
         nop.ctrl = Ctrl {
