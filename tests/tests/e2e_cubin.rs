@@ -441,3 +441,121 @@ fn command_line_writes_cubins() {
     assert!(!dir.join("bad.cubin").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The records that follow from the PTX rather than from the code have ptxas's **values**, for
+/// every corpus file, project kernel and probe (folders 00–20) ptxc compiles: parameters
+/// (ordinal, offset, size, `.ptr` pointee; hence KPARAM_INFO, CBANK_PARAM_SIZE, `.nv.constant0`),
+/// `.maxntid`, `.reqntid`, `.reqnctapercluster`, `.maxclusterrank`, `.explicitcluster`,
+/// `.maxnreg`, and the fixed sm_90a records. Both cubins are read with `emit::read`, so this
+/// needs only ptxas.
+#[test]
+fn directive_and_parameter_records_equal_ptxas() {
+    use runtime_abi::param::layout;
+    let mut files: Vec<PathBuf> = corpus()
+        .into_iter()
+        .filter(|f| f.accepted)
+        .map(|f| f.path)
+        .collect();
+    files.extend(own_kernels());
+    files.extend(samples());
+    files.extend(ptxc_tests::probes(0..=20));
+    let (mut kernels, mut checked_files) = (0, 0);
+    let mut bad = Vec::new();
+    let mut shared_differs = Vec::new();
+    for path in &files {
+        let Ok((_, ours)) = compile(path) else {
+            continue;
+        };
+        let Some(res) = ptxas(path, &[]) else { return };
+        let Some(theirs) = res.cubin else { continue };
+        let (ours, theirs) = (
+            ptxc::emit::read(&ours).expect("ptxc's cubin reads back"),
+            ptxc::emit::read(&theirs).expect("ptxas's cubin reads"),
+        );
+        checked_files += 1;
+        let name = display_name(path);
+        for k in &ours.functions {
+            let Some(p) = theirs.functions.iter().find(|p| p.name == k.name) else {
+                bad.push(format!("{name}: ptxas has no function `{}`", k.name));
+                continue;
+            };
+            kernels += 1;
+            let (lo, lp) = (layout(&k.params).unwrap(), layout(&p.params).unwrap());
+            let a = (&k.attrs, &p.attrs);
+            let same = [
+                ("parameters", lo == lp),
+                ("MAX_THREADS", a.0.max_threads == a.1.max_threads),
+                ("REQNTID", a.0.reqntid == a.1.reqntid),
+                (
+                    "CTA_PER_CLUSTER",
+                    a.0.cta_per_cluster == a.1.cta_per_cluster,
+                ),
+                (
+                    "MAX_CLUSTER_RANK",
+                    a.0.max_cluster_rank == a.1.max_cluster_rank,
+                ),
+                (
+                    "EXPLICIT_CLUSTER",
+                    a.0.explicit_cluster == a.1.explicit_cluster,
+                ),
+                ("MAXREG_COUNT", a.0.maxreg_count == a.1.maxreg_count),
+                (
+                    "CUDA_API_VERSION",
+                    a.0.cuda_api_version == a.1.cuda_api_version,
+                ),
+                ("SW_WAR", a.0.sw_war == a.1.sw_war),
+                ("MERCURY_ISA_VERSION", a.0.mercury_isa == a.1.mercury_isa),
+                (
+                    "SPARSE_MMA_MASK",
+                    a.0.sparse_mma_mask == a.1.sparse_mma_mask,
+                ),
+                ("linkage", k.linkage == p.linkage),
+            ];
+            for (what, ok) in same {
+                if !ok {
+                    bad.push(format!("{name} `{}`: {what} differs", k.name));
+                }
+            }
+            let (so, st) = (
+                k.shared.map_or(0, |s| s.size),
+                p.shared.map_or(0, |s| s.size),
+            );
+            // ptxas keeps only the shared variables a kernel uses and spills to shared memory
+            // under `.pragma "enable_smem_spilling"`; ptxc lays out every visible variable and
+            // spills to local memory. It must never give a kernel less than its variables.
+            let smem_spilling = std::fs::read_to_string(path)
+                .unwrap_or_default()
+                .contains("enable_smem_spilling");
+            if so < st && !smem_spilling {
+                bad.push(format!(
+                    "{name} `{}`: .nv.shared {so:#x} < ptxas's {st:#x}",
+                    k.name
+                ));
+            }
+            if k.shared.map(|s| s.size) != p.shared.map(|s| s.size) {
+                shared_differs.push(format!(
+                    "{name} `{}`: {:?} vs ptxas {:?}",
+                    k.name,
+                    k.shared.map(|s| s.size),
+                    p.shared.map(|s| s.size)
+                ));
+            }
+        }
+    }
+    println!(
+        "e2e-cubin-records: {kernels} kernels of {checked_files} files: parameters and directive \
+         records equal ptxas's; .nv.shared size differs for {}",
+        shared_differs.len()
+    );
+    for s in &shared_differs {
+        println!(
+            "  shared: {s} (ptxc lays out every visible .shared variable, used or not; ptxas \
+             spills to shared memory under enable_smem_spilling)"
+        );
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        kernels >= 666,
+        "only {kernels} kernels compared (measured: 666)"
+    );
+}

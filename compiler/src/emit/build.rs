@@ -497,6 +497,34 @@ fn kernel(
     {
         f.attrs.maxreg_count = Some(n as u16);
     }
+    // `.minnctapersm N` with `.maxntid`/`.reqntid`: the register budget that lets N CTAs share
+    // an SM: the CTAs' warps spread over the 4 sub-partitions, each with 16384 registers, rounded
+    // down to a multiple of 8, at most 255. Measured with ptxas (threads × N → MAXREG_COUNT):
+    // 100×3 → 168, 96×5 → 128, 64×7 → 128, 256×4 → 64, 1024×1 → 64, 1024×2 → 32, 33×3 → 255.
+    let threads = f.attrs.reqntid.or(f.attrs.max_threads);
+    if let (Some(t), Some(n)) = (
+        threads,
+        directive(af, ".minnctapersm")
+            .and_then(|d| d.args.first())
+            .and_then(eval_const)
+            .filter(|&n| n > 0),
+    ) {
+        let warps = u64::from(t[0] * t[1] * t[2]).div_ceil(32) * n as u64;
+        let per_partition = warps.div_ceil(4).max(1);
+        let budget = (16384 / (per_partition * 32) / 8 * 8).min(255) as u16;
+        let limit = f.attrs.maxreg_count.map_or(budget, |m| m.min(budget));
+        f.attrs.maxreg_count = Some(limit);
+        if f.registers > u32::from(limit) {
+            diags.push(err(
+                af.name.span,
+                format!(
+                    "ptxc's code for `{}` uses {} registers, more than the {limit} that \
+                     .minnctapersm allows; ptxc's register allocator honours only .maxnreg",
+                    af.name.text, f.registers
+                ),
+            ));
+        }
+    }
 
     // Code-derived records.
     let mut max_barrier: Option<u32> = None;
