@@ -3,8 +3,10 @@
 //!
 //! Each instruction's text is parsed into the model ([`crate::target::sm90a::Instr`]) and
 //! encoded with the form tables; the control bits come from the listed high word, since the text
-//! does not show them. Listings with several functions (`Function : name` headers) are accepted;
-//! header lines are ignored and the raw output concatenates all instructions in order.
+//! does not show them. Listings with several functions (`Function : name` headers) are accepted.
+//! `-o OUT.cubin` writes a cubin: each function's assembled words, described by the listing's
+//! header comments (`// .kernel NAME`, `// .param …`; see [`crate::emit::listing`]). Any other
+//! output name gets the raw words, all instructions in order.
 
 use crate::emit::scoreboard::{self, Agreement};
 use crate::target::sm90a::bits::{diff_ranges, fmt_ranges};
@@ -31,7 +33,9 @@ pub struct AsmArgs {
     /// end with `asm-check: N/M instructions bit-exact`; exit 0 only when all are.
     #[arg(long)]
     pub check: bool,
-    /// Where to write the encoded instructions (raw 16-byte words, as `nvdisasm -b SM90a` reads).
+    /// Where to write the result: a cubin when FILE ends in `.cubin` (the listing's header
+    /// comments describe each kernel, see `emit::listing`), otherwise the encoded instructions
+    /// as raw 16-byte words (as `nvdisasm -b SM90a` reads them).
     #[arg(short = 'o', long = "output-file", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Recompute every control word with ptxc's scoreboard pass and compare it with the listed
@@ -217,7 +221,18 @@ pub fn run(args: &AsmArgs) -> ExitCode {
             );
             return ExitCode::from(crate::cli::INPUT_ERROR);
         }
-        if let Err(e) = std::fs::write(o, &words) {
+        let bytes = if o.extension().is_some_and(|x| x == "cubin") {
+            match cubin(&src, &listing, &words) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("ptxc asm: error: {}: {e}", args.input.display());
+                    return ExitCode::from(crate::cli::INPUT_ERROR);
+                }
+            }
+        } else {
+            words.clone()
+        };
+        if let Err(e) = crate::driver::write_atomically(o, &bytes) {
             eprintln!("ptxc asm: error: cannot write {}: {e}", o.display());
             return ExitCode::from(crate::cli::INPUT_ERROR);
         }
@@ -241,4 +256,45 @@ pub fn run(args: &AsmArgs) -> ExitCode {
         return ExitCode::from(crate::cli::INPUT_ERROR);
     }
     ExitCode::SUCCESS
+}
+
+/// A cubin from an assembled listing: the functions (`Function : name` blocks) with the words
+/// ptxc assembled, described by the listing's header comments ([`crate::emit::listing`]).
+fn cubin(
+    src: &str,
+    listing: &[crate::target::sm90a::ListedInstr],
+    words: &[u8],
+) -> Result<Vec<u8>, crate::emit::listing::ListingError> {
+    use crate::emit::listing::{self, ListedFunction, ListingError};
+    let header = listing::parse_header(src)?;
+    // Names and registers from the listing; the code is what was assembled.
+    let mut functions: Vec<ListedFunction> = listing::parse_code(src)?;
+    for f in &mut functions {
+        f.code.clear();
+    }
+    for (l, w) in listing.iter().zip(words.chunks_exact(16)) {
+        let Some(f) = functions.iter_mut().find(|f| f.name == l.function) else {
+            return Err(ListingError {
+                line: l.line,
+                message: "an instruction outside any `Function :` block".into(),
+            });
+        };
+        f.code.extend_from_slice(w);
+    }
+    for f in &mut functions {
+        if let Some(code) = crate::emit::read::strip_padding(&f.code) {
+            f.code = code;
+        }
+    }
+    if functions.is_empty() {
+        return Err(ListingError {
+            line: 0,
+            message: "the listing has no `Function :` block".into(),
+        });
+    }
+    let model = listing::build(&header, &functions, &[])?;
+    crate::emit::write(&model).map_err(|e| ListingError {
+        line: 0,
+        message: e.to_string(),
+    })
 }

@@ -238,7 +238,8 @@ fn compile(args: &CompileArgs) -> ExitCode {
             let text = crate::frontend::print::print_ast(&checked.module, &src);
             emit_text(args.output.as_ref(), &text)
         }
-        Emit::Mir | Emit::Sass => {
+        Emit::Mir | Emit::Sass | Emit::Cubin => {
+            let started = std::time::Instant::now();
             let opts = crate::passes::Options {
                 print_after_all: args.print_after_all,
                 print_after: args.print_after.clone(),
@@ -275,6 +276,9 @@ fn compile(args: &CompileArgs) -> ExitCode {
                     return ExitCode::from(INPUT_ERROR);
                 }
             };
+            if args.emit == Emit::Cubin {
+                return write_cubin(args, &src, &checked, &lowered, &encoded, started);
+            }
             let mut text = String::new();
             for e in &encoded {
                 let l = if args.ctrl || args.explain_ctrl {
@@ -291,14 +295,6 @@ fn compile(args: &CompileArgs) -> ExitCode {
                 }
             }
             emit_text(args.output.as_ref(), &text)
-        }
-        Emit::Cubin => {
-            eprintln!(
-                "ptxc: error: code generation not implemented yet; `{}` parses and checks \
-                 (try --emit ast)",
-                src.name
-            );
-            ExitCode::from(INPUT_ERROR)
         }
     }
 }
@@ -388,6 +384,48 @@ pub fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// ptxas's output file when `-o` is not given.
+pub const DEFAULT_OUTPUT: &str = "elf.o";
+
+/// Builds the cubin of a compiled module and writes it (atomically) to `-o` or `elf.o`; `-v`
+/// prints ptxas's resource lines to standard error.
+fn write_cubin(
+    args: &CompileArgs,
+    src: &SourceFile,
+    checked: &driver::Checked,
+    lowered: &crate::lower::Lowered,
+    encoded: &[crate::emit::sass::EncodedFunction],
+    started: std::time::Instant,
+) -> ExitCode {
+    let opts = crate::emit::build::BuildOptions {
+        device_debug: args.device_debug,
+        tool_options: format!("-arch {}", args.arch),
+    };
+    let (built, bytes) = match driver::cubin(checked, lowered, encoded, &opts) {
+        Ok(r) => r,
+        Err(diags) => {
+            report(src, &diags);
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT));
+    if let Err(e) = driver::write_atomically(&path, &bytes) {
+        eprintln!("ptxc: error: cannot write '{}': {e}", path.display());
+        return ExitCode::from(INPUT_ERROR);
+    }
+    if args.verbose {
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        eprint!(
+            "{}",
+            crate::emit::build::verbose_report(&built, &args.arch, ms)
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 /// Reads a source file, or standard input for `-`. Bytes that are not UTF-8 are kept visible

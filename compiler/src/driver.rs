@@ -64,6 +64,24 @@ pub fn encode(
         })
 }
 
+/// Stage 4, the cubin: the model of the compiled module ([`crate::emit::build`]), then the
+/// bytes ptxas's layout gives it.
+pub fn cubin(
+    checked: &Checked,
+    lowered: &crate::lower::Lowered,
+    encoded: &[crate::emit::sass::EncodedFunction],
+    opts: &crate::emit::build::BuildOptions,
+) -> Result<(crate::emit::build::Built, Vec<u8>), Vec<Diagnostic>> {
+    let built = crate::emit::build::build(checked, lowered, encoded, opts)?;
+    let bytes = crate::emit::write(&built.cubin).map_err(|e| {
+        vec![Diagnostic::error(
+            crate::frontend::ast::Span::default(),
+            format!("internal error: the cubin writer refused the module: {e}"),
+        )]
+    })?;
+    Ok((built, bytes))
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// failure never leaves a partial file behind.
 ///

@@ -142,3 +142,56 @@ fn bad_listings_are_errors() {
         assert!(e.to_string().contains(want), "{text:?}: {e}");
     }
 }
+
+/// `ptxc asm IN.sass -o OUT.cubin` assembles the listing and writes the cubin `emit::listing`
+/// builds from its header: the same bytes as from the listed words (the assembler reproduces
+/// them). `-o OUT.bin` still writes the raw words; a bad header writes nothing.
+#[test]
+fn asm_command_writes_cubins_and_raw_words() {
+    let Some(cubin) = probe("00_abi/simple.ptx") else {
+        return;
+    };
+    let Some(sass) = tool_on(Tool::Cuobjdump, &["-sass"], &cubin) else {
+        return;
+    };
+    let text = format!("// .kernel simple\n// .param u64\n// .param u32\n// .regs 10\n{sass}");
+    let dir = tempdir();
+    let input = dir.join("simple.sass");
+    std::fs::write(&input, &text).unwrap();
+    let asm = |out: &str| {
+        std::process::Command::new(ptxc_tests::ptxc_bin!())
+            .arg("asm")
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join(out))
+            .output()
+            .expect("run ptxc asm")
+    };
+    let o = asm("simple.cubin");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read(dir.join("simple.cubin")).unwrap();
+    assert_eq!(written, cubin_from_listing(&text).expect("cubin"));
+    let model = ptxc::emit::read(&written).expect("read back");
+    assert_eq!(model.functions[0].name, "simple");
+    assert_eq!(model.functions[0].params.len(), 2);
+    assert!(tool_on(Tool::Cuobjdump, &["-elf"], &written).is_some());
+
+    let o = asm("simple.bin");
+    assert!(o.status.success());
+    let raw = std::fs::read(dir.join("simple.bin")).unwrap();
+    let text_section = ptxc::emit::elf::Elf::parse(&cubin)
+        .ok()
+        .and_then(|e| {
+            let i = e.find(".text.simple")?;
+            e.section_data(i).ok().map(<[u8]>::to_vec)
+        })
+        .expect(".text.simple");
+    assert_eq!(raw, text_section, "raw words are the listed instructions");
+
+    std::fs::write(&input, format!("// .param u64\n{sass}")).unwrap();
+    let o = asm("bad.cubin");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".param before any .kernel"));
+    assert!(!dir.join("bad.cubin").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -487,18 +487,29 @@ fn readme_sample_command_works() {
     ] {
         assert!(ast.contains(needle), "`{needle}` missing from:\n{ast}");
     }
-    // Until code generation exists, compiling to a cubin is a clear error and writes nothing.
+    // The README's command writes a cubin with the kernel and its cluster records.
     let dir = tempdir();
     let cubin = dir.join("out.cubin");
     let out = Command::new(ptxc_bin!())
+        .args(["-arch", "sm_90a"])
         .arg(&sample)
         .arg("-o")
         .arg(&cubin)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("code generation not implemented yet"));
-    assert!(!cubin.exists());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model = ptxc::emit::read(&std::fs::read(&cubin).unwrap()).unwrap();
+    assert_eq!(model.functions.len(), 1);
+    let k = &model.functions[0];
+    assert_eq!(k.name, "cluster_exchange");
+    assert_eq!(k.attrs.cta_per_cluster, Some([2, 1, 1]));
+    assert!(k.attrs.explicit_cluster);
+    assert!(!k.attrs.exit_offsets.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,10 +7,12 @@
 //! * [`elf`], [`frame`], [`note`]: the ELF64 layer, `.debug_frame` and the `.note.nv.*` notes.
 //! * [`sass`]: SASS listings of compiled functions.
 //! * [`scoreboard`]: control words (stalls, yield, scoreboards, wait masks, reuse).
+//! * [`build`]: the cubin model of a compiled module (ptxc's kernels and their records).
 //!
 //! The contract values (constant bank 0, EIATTR codes, ELF constants) live in the
 //! `ptxc-runtime-abi` crate (`runtime_abi`).
 
+pub mod build;
 pub mod elf;
 pub mod frame;
 pub mod listing;

@@ -1,6 +1,6 @@
 //! From allocated MIR to encoded SASS: block layout, branch targets, the conversion of each MIR
 //! instruction to the [`sm90a`] model, control words, encoding, and the padding ptxas puts after
-//! a function (`BRA self` then `NOP`s to a multiple of 128 bytes).
+//! a function (`BRA self` then `NOP`s to a multiple of 128 bytes, plus 128 more).
 //!
 //! Control words come from the scoreboard pass ([`scoreboard`], `docs/passes/scoreboard.md`),
 //! run on the laid-out instruction stream: stall counts from the measured latency model,
@@ -247,13 +247,15 @@ fn lay_out(
         nops_at(insts.len(), &mut out, &mut origin);
     }
     out.code_len = out.instrs.len();
-    // ptxas ends every function with `BRA self` and NOPs up to a 128-byte boundary.
+    // ptxas ends every function with `BRA self`, then NOPs up to a 128-byte boundary plus another
+    // 128 bytes (runtime_abi::elf::TEXT_PAD_EXTRA; what the cubin writer appends).
     let here = out.instrs.len() as u64 * 16;
     let mut pad = Instr::new("BRA", &[], vec![sass::target(here)]);
     pad.addr = here;
     out.instrs.push(pad);
     origin.push(None);
-    while !out.instrs.len().is_multiple_of(8) {
+    let padded = out.instrs.len().next_multiple_of(8) + runtime_abi::elf::TEXT_PAD_EXTRA / 16;
+    while out.instrs.len() < padded {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
         out.instrs.push(nop);

@@ -1,0 +1,696 @@
+//! The cubin of a compiled module: ptxc's kernels, their parameters, shared memory, directives
+//! and the code-derived EIATTR records, as the typed [`Cubin`] model the writer turns into
+//! ptxas's ELF layout.
+//!
+//! Each rule was read off ptxas 13.1's cubins for the same PTX (the corpora, the project's
+//! kernels and the probes in `../shared/notes/probes`); `docs/cubin.md` ("What ptxc derives")
+//! lists them with their evidence. Records whose values depend on the code are derived from
+//! **ptxc's** code, not copied from ptxas: ptxc's instructions sit at other offsets.
+//!
+//! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
+//! debug information (`-g`, `.target …, debug`), mbarrier instructions
+//! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, initialized module variables, a
+//! parameter whose offset in ptxc's code is not where the driver puts it, and an
+//! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
+
+use super::model::*;
+use super::sass::EncodedFunction;
+use crate::diag::Diagnostic;
+use crate::driver::Checked;
+use crate::frontend::ast::{self, FunctionKind as AstKind, Item, Space, Span, Stmt};
+use crate::frontend::check::eval_const;
+use crate::lower::{Lowered, object_layout};
+use crate::mir::{self, RegClass};
+use crate::target::sm90a::{self as sass, OperandKind};
+use runtime_abi::eiattr::{Annotation, CUDA_API_VERSION_13_1};
+use runtime_abi::param::{ParamSpec, Pointee, PtrSpace};
+
+/// What `ptxas -v` reports about one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    pub registers: u32,
+    /// Named barriers (`EIATTR_NUM_BARRIERS`, 0 without the record).
+    pub barriers: u32,
+    /// Stack frame bytes (`.local` data and spill slots).
+    pub frame: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    /// Static shared bytes beyond the reserved 1 KiB.
+    pub shared: u64,
+}
+
+/// A compiled module as a cubin model, with what `-v` prints.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub cubin: Cubin,
+    /// Kernels in PTX order.
+    pub kernels: Vec<KernelInfo>,
+    /// Bytes of `.global` variables (`ptxas info    : N bytes gmem`).
+    pub gmem: u64,
+}
+
+/// Options of the build that change the cubin.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// `-g`: ptxas then writes DWARF sections ptxc cannot generate yet.
+    pub device_debug: bool,
+    /// The command line recorded in `.note.nv.tkinfo`.
+    pub tool_options: String,
+}
+
+fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(span, msg.into())
+}
+
+/// Builds the cubin model of a compiled module.
+pub fn build(
+    checked: &Checked,
+    lowered: &Lowered,
+    encoded: &[EncodedFunction],
+    opts: &BuildOptions,
+) -> Result<Built, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut cubin = Cubin::new();
+    if !opts.tool_options.is_empty() {
+        cubin.tool = ToolInfo::ptxc(&opts.tool_options);
+    }
+    if opts.device_debug {
+        diags.push(err(
+            Span::default(),
+            "ptxc cannot write a -g cubin yet: ptxas's has DWARF sections (.debug_info, \
+             .debug_line, .nv_debug_*) ptxc does not generate (use --emit sass)",
+        ));
+    }
+    if checked.info.debug {
+        let span = checked
+            .module
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Target { span, .. } => Some(*span),
+                _ => None,
+            })
+            .unwrap_or_default();
+        diags.push(err(
+            span,
+            "ptxc cannot write the cubin of a `.target …, debug` module yet: ptxas's has DWARF \
+             sections ptxc does not generate",
+        ));
+    }
+    let (variables, gmem) = module_variables(&checked.module, &mut diags);
+    cubin.variables = variables;
+    let mut kernels = Vec::new();
+    for (i, mf) in lowered.module.functions.iter().enumerate() {
+        let Some(af) = checked.module.items.iter().find_map(|it| match it {
+            Item::Function(f) if f.name.text == mf.name && f.kind == AstKind::Entry => Some(f),
+            _ => None,
+        }) else {
+            diags.push(err(
+                Span::default(),
+                format!(
+                    "internal error: no PTX entry for compiled function `{}`",
+                    mf.name
+                ),
+            ));
+            continue;
+        };
+        let Some(enc) = encoded.iter().find(|e| e.name == mf.name) else {
+            diags.push(err(
+                af.span,
+                format!("internal error: `{}` was not encoded", mf.name),
+            ));
+            continue;
+        };
+        let frame = lowered.frames.get(i).cloned().unwrap_or_default();
+        match kernel(&checked.module, af, mf, enc, &frame) {
+            Ok((f, info)) => {
+                cubin.functions.push(f);
+                kernels.push(info);
+            }
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(Built {
+            cubin,
+            kernels,
+            gmem,
+        })
+    } else {
+        Err(diags)
+    }
+}
+
+/// `.global` and `.const` variables, in PTX order, and the `.global` bytes.
+fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variable>, u64) {
+    let mut out = Vec::new();
+    let mut gmem = 0u64;
+    for item in &m.items {
+        let Item::Var(v) = item else { continue };
+        let space = match v.space {
+            Space::Global => VarSpace::Global,
+            Space::Const => VarSpace::Const,
+            _ => continue,
+        };
+        if let Some(a) = v
+            .attrs
+            .iter()
+            .find(|a| matches!(a.word.text.as_str(), ".texref" | ".surfref" | ".samplerref"))
+        {
+            diags.push(err(
+                v.span,
+                format!(
+                    "ptxc cannot write `{}` variables yet (texture header slots and their \
+                     relocations)",
+                    a.word.text
+                ),
+            ));
+            continue;
+        }
+        // ptxas: "Unresolved extern variable … in whole program compilation, ignoring extern
+        // qualifier": an `.extern` variable is defined here.
+        let linkage = if v.linkage.iter().any(|(l, _)| *l == ast::Linkage::Weak) {
+            Linkage::Weak
+        } else if v.linkage.iter().any(|(l, _)| {
+            matches!(
+                l,
+                ast::Linkage::Visible | ast::Linkage::Extern | ast::Linkage::Common
+            )
+        }) {
+            Linkage::Global
+        } else {
+            Linkage::Local
+        };
+        for d in &v.decls {
+            if d.init.is_some() {
+                diags.push(err(
+                    d.span,
+                    format!(
+                        "ptxc cannot write the initializer of `{}` yet (.nv.global.init / \
+                         .nv.constant3 data)",
+                        d.name.text
+                    ),
+                ));
+                continue;
+            }
+            let (size, align) = object_layout(&v.attrs, d);
+            if space == VarSpace::Global {
+                gmem += u64::from(size);
+            }
+            out.push(Variable {
+                name: d.name.text.clone(),
+                space,
+                linkage,
+                size: u64::from(size),
+                align: u64::from(align.max(1)),
+                // `.const` data is always present (PROGBITS); an uninitialized `.global` is
+                // NOBITS.
+                init: (space == VarSpace::Const).then(|| vec![0u8; size as usize]),
+                relocs: Vec::new(),
+            });
+        }
+    }
+    (out, gmem)
+}
+
+/// The parameters of an entry as the driver sees them, checked against the offsets ptxc's code
+/// reads.
+fn params(f: &ast::Function) -> Result<Vec<ParamSpec>, Vec<Diagnostic>> {
+    let mut specs = Vec::new();
+    let mut ptxc_offsets = Vec::new();
+    let mut offset = 0u32;
+    for p in f.params.iter().flatten() {
+        let (size, align) = object_layout(&p.attrs, &p.decl);
+        // lower::plan: each parameter at the next multiple of its alignment in the block.
+        offset = offset.next_multiple_of(align.max(1));
+        ptxc_offsets.push((offset, p.decl.span, p.decl.name.text.clone()));
+        offset += size;
+        let has_align = p.attrs.iter().any(|a| a.word.text == ".align");
+        let mut spec = if has_align || !p.decl.dims.is_empty() || !matches!(size, 1 | 2 | 4 | 8) {
+            ParamSpec::bytes(size, align)
+        } else {
+            ParamSpec::scalar(size)
+        };
+        if p.attrs.iter().any(|a| a.word.text == ".ptr") {
+            let space = p.attrs.iter().find_map(|a| match a.word.text.as_str() {
+                ".global" => Some(PtrSpace::Global),
+                ".shared" => Some(PtrSpace::Shared),
+                ".const" => Some(PtrSpace::Const),
+                ".local" => Some(PtrSpace::Local),
+                _ => None,
+            });
+            let ptr_align = p
+                .attrs
+                .iter()
+                .find(|a| a.word.text == ".align")
+                .and_then(|a| a.value.as_ref())
+                .and_then(eval_const)
+                .map(|v| v as u32);
+            spec = ParamSpec {
+                pointee: Pointee::ptr(space.unwrap_or(PtrSpace::Generic), ptr_align),
+                ..ParamSpec::scalar(size)
+            };
+        }
+        specs.push(spec);
+    }
+    let layout = runtime_abi::param::layout(&specs).map_err(|e| {
+        vec![err(
+            f.name.span,
+            format!("parameters of `{}`: {e}", f.name.text),
+        )]
+    })?;
+    let mut diags = Vec::new();
+    for (i, (off, span, name)) in ptxc_offsets.iter().enumerate() {
+        let driver = layout
+            .bank_offset(i)
+            .map(|o| o - runtime_abi::cbank0::PARAM_BASE);
+        if driver != Some(*off) {
+            diags.push(err(
+                *span,
+                format!(
+                    "ptxc's code reads parameter `{name}` at c[0x0][{:#x}] but the driver puts it \
+                     at c[0x0][{:#x}]: ptxc cannot lay out this parameter yet",
+                    off + runtime_abi::cbank0::PARAM_BASE,
+                    driver.unwrap_or(0) + runtime_abi::cbank0::PARAM_BASE
+                ),
+            ));
+        }
+    }
+    if diags.is_empty() {
+        Ok(specs)
+    } else {
+        Err(diags)
+    }
+}
+
+fn directive<'a>(f: &'a ast::Function, name: &str) -> Option<&'a ast::Directive> {
+    f.directives.iter().find(|d| d.name.text == name)
+}
+
+/// `X[, Y[, Z]]` with missing dimensions 1; `None` when any is 0 (ptxas ignores such a
+/// directive, ptxas-facts.md §e.19).
+fn dims(d: &ast::Directive) -> Option<[u32; 3]> {
+    let mut out = [1u32; 3];
+    for (i, a) in d.args.iter().take(3).enumerate() {
+        out[i] = eval_const(a)? as u32;
+    }
+    (!out.contains(&0)).then_some(out)
+}
+
+/// The shared variables a kernel can see, in the order `lower::plan` lays them out: module
+/// scope first (declaration order), then the body's. `(name, size, align, extern, span)`.
+fn shared_decls(m: &ast::Module, f: &ast::Function) -> Vec<(String, u32, u32, bool, Span)> {
+    let mut out = Vec::new();
+    for item in &m.items {
+        if let Item::Var(v) = item
+            && v.space == Space::Shared
+        {
+            let ext = v.linkage.iter().any(|(l, _)| *l == ast::Linkage::Extern);
+            for d in &v.decls {
+                let (size, align) = object_layout(&v.attrs, d);
+                out.push((d.name.text.clone(), size, align, ext, d.span));
+            }
+        }
+    }
+    fn walk(stmts: &[Stmt], out: &mut Vec<(String, u32, u32, bool, Span)>) {
+        for s in stmts {
+            match s {
+                Stmt::Var(v) if v.space == Space::Shared => {
+                    let ext = v.linkage.iter().any(|(l, _)| *l == ast::Linkage::Extern);
+                    for d in &v.decls {
+                        let (size, align) = object_layout(&v.attrs, d);
+                        out.push((d.name.text.clone(), size, align, ext, d.span));
+                    }
+                }
+                Stmt::Block(b) => walk(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    if let Some(b) = &f.body {
+        walk(&b.stmts, &mut out);
+    }
+    out
+}
+
+/// Whether a name appears as an operand in the body of `f` or of a function it calls
+/// (transitively; `.func` calls are inlined into the kernel).
+fn mentions(m: &ast::Module, f: &ast::Function, name: &str) -> bool {
+    fn expr(e: &ast::Expr, n: &str) -> bool {
+        match e {
+            ast::Expr::Name { name, .. } => name.text == n,
+            ast::Expr::Lit { .. } => false,
+            ast::Expr::Unary { arg, .. } => expr(arg, n),
+            ast::Expr::Binary { lhs, rhs, .. } => expr(lhs, n) || expr(rhs, n),
+            ast::Expr::Cond {
+                cond, then, other, ..
+            } => expr(cond, n) || expr(then, n) || expr(other, n),
+            ast::Expr::Call { args, .. } => args.iter().any(|a| expr(a, n)),
+        }
+    }
+    fn operand(o: &ast::Operand, n: &str) -> bool {
+        match o {
+            ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr(e, n),
+            ast::Operand::Address(v, _) | ast::Operand::Vector(v, _) | ast::Operand::List(v, _) => {
+                v.iter().any(|o| operand(o, n))
+            }
+            ast::Operand::Pair(p, _) => p.0.as_ref().is_some_and(|e| expr(e, n)) || expr(&p.1, n),
+            ast::Operand::Sink(_) => false,
+        }
+    }
+    fn walk(stmts: &[Stmt], n: &str) -> bool {
+        stmts.iter().any(|s| match s {
+            Stmt::Instr(i) => i.operands.iter().any(|o| operand(o, n)),
+            Stmt::Block(b) => walk(&b.stmts, n),
+            _ => false,
+        })
+    }
+    let body = |f: &ast::Function, n: &str| f.body.as_ref().is_some_and(|b| walk(&b.stmts, n));
+    let mut seen = vec![f.name.text.clone()];
+    let mut todo = vec![f];
+    while let Some(g) = todo.pop() {
+        if body(g, name) {
+            return true;
+        }
+        for item in &m.items {
+            if let Item::Function(h) = item
+                && h.kind == AstKind::Func
+                && !seen.contains(&h.name.text)
+                && body(g, &h.name.text)
+            {
+                seen.push(h.name.text.clone());
+                todo.push(h);
+            }
+        }
+    }
+    false
+}
+
+/// The highest general register the allocation used (pairs and quads included).
+fn highest_gpr(f: &mir::Function) -> Option<u32> {
+    let mut hi: Option<u32> = None;
+    for b in &f.blocks {
+        for i in &b.insts {
+            let guard = i.guard.iter().map(|g| g.pred);
+            let regs = i.regs().into_iter().map(|r| r.reg).chain(guard);
+            for r in regs {
+                if let mir::Reg::Phys { reg, count } = r
+                    && reg.class == RegClass::Gpr
+                    && !reg.is_zero()
+                {
+                    let top = u32::from(reg.num) + u32::from(count.max(1)) - 1;
+                    hi = Some(hi.map_or(top, |h| h.max(top)));
+                }
+            }
+        }
+    }
+    hi
+}
+
+fn is_spill(i: &sass::Instr, local_bytes: u32) -> Option<u32> {
+    if !matches!(i.mnemonic, "STL" | "LDL") {
+        return None;
+    }
+    let bytes = if i.mods.contains(&"128") {
+        16
+    } else if i.mods.contains(&"64") {
+        8
+    } else {
+        4
+    };
+    i.operands.iter().find_map(|o| match &o.kind {
+        OperandKind::Mem(m) => {
+            let on_sp = m
+                .terms
+                .iter()
+                .any(|t| matches!(t, sass::MemTerm::Reg(r, _) if r.file == sass::RegFile::Gpr && r.num == 1));
+            let off = m
+                .terms
+                .iter()
+                .find_map(|t| match t {
+                    sass::MemTerm::Imm(v) => Some(*v),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            (on_sp && m.terms.len() <= 2 && off >= i64::from(local_bytes)).then_some(bytes)
+        }
+        _ => None,
+    })
+}
+
+fn kernel(
+    m: &ast::Module,
+    af: &ast::Function,
+    mf: &mir::Function,
+    enc: &EncodedFunction,
+    frame: &crate::lower::FrameInfo,
+) -> Result<(Function, KernelInfo), Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let code_instrs = &enc.instrs[..enc.code_len.min(enc.instrs.len())];
+    let code: Vec<u8> = enc.words[..enc.code_len.min(enc.words.len())]
+        .iter()
+        .flat_map(|w| w.iter().flat_map(|x| x.to_le_bytes()))
+        .collect();
+    let mut f = Function::kernel(&af.name.text, code);
+    f.linkage = if af.linkage.iter().any(|(l, _)| *l == ast::Linkage::Weak) {
+        Linkage::Weak
+    } else if af.linkage.iter().any(|(l, _)| *l == ast::Linkage::Visible) {
+        Linkage::Global
+    } else {
+        Linkage::Local
+    };
+    match params(af) {
+        Ok(p) => f.params = p,
+        Err(mut d) => diags.append(&mut d),
+    }
+    // Registers: ptxas reports the highest R used + 3 (R1 is the stack pointer).
+    f.registers = highest_gpr(mf).unwrap_or(1).max(1) + 3;
+    f.frame_size = mf.frame_bytes;
+    f.min_stack_size = mf.frame_bytes;
+    f.attrs.cuda_api_version = Some(CUDA_API_VERSION_13_1);
+    f.attrs.exit_offsets = enc.exit_offsets.clone();
+
+    // Directives (ptxas-facts.md §a.3.1).
+    if let Some(d) = directive(af, ".maxntid") {
+        f.attrs.max_threads = dims(d);
+    }
+    if let Some(d) = directive(af, ".reqntid") {
+        f.attrs.reqntid = dims(d);
+    }
+    if let Some(d) = directive(af, ".reqnctapercluster") {
+        f.attrs.cta_per_cluster = dims(d);
+    }
+    if let Some(n) = directive(af, ".maxclusterrank")
+        .and_then(|d| d.args.first())
+        .and_then(eval_const)
+        .filter(|&n| n > 0)
+    {
+        f.attrs.max_cluster_rank = Some(n as u32);
+    }
+    f.attrs.explicit_cluster = directive(af, ".explicitcluster").is_some();
+    // `.maxnreg N` (1..=255; ptxas ignores larger values with a warning): MAXREG_COUNT N.
+    if let Some(n) = directive(af, ".maxnreg")
+        .and_then(|d| d.args.first())
+        .and_then(eval_const)
+        .filter(|n| (1..=255).contains(n))
+    {
+        f.attrs.maxreg_count = Some(n as u16);
+    }
+    // `.minnctapersm N` with `.maxntid`/`.reqntid`: the register budget that lets N CTAs share
+    // an SM: the CTAs' warps spread over the 4 sub-partitions, each with 16384 registers, rounded
+    // down to a multiple of 8, at most 255. Measured with ptxas (threads × N → MAXREG_COUNT):
+    // 100×3 → 168, 96×5 → 128, 64×7 → 128, 256×4 → 64, 1024×1 → 64, 1024×2 → 32, 33×3 → 255.
+    let threads = f.attrs.reqntid.or(f.attrs.max_threads);
+    if let (Some(t), Some(n)) = (
+        threads,
+        directive(af, ".minnctapersm")
+            .and_then(|d| d.args.first())
+            .and_then(eval_const)
+            .filter(|&n| n > 0),
+    ) {
+        let warps = u64::from(t[0] * t[1] * t[2]).div_ceil(32) * n as u64;
+        let per_partition = warps.div_ceil(4).max(1);
+        let budget = (16384 / (per_partition * 32) / 8 * 8).min(255) as u16;
+        let limit = f.attrs.maxreg_count.map_or(budget, |m| m.min(budget));
+        f.attrs.maxreg_count = Some(limit);
+        if f.registers > u32::from(limit) {
+            diags.push(err(
+                af.name.span,
+                format!(
+                    "ptxc's code for `{}` uses {} registers, more than the {limit} that \
+                     .minnctapersm allows; ptxc's register allocator honours only .maxnreg",
+                    af.name.text, f.registers
+                ),
+            ));
+        }
+    }
+
+    // Code-derived records.
+    let mut max_barrier: Option<u32> = None;
+    let mut spill_stores = 0;
+    let mut spill_loads = 0;
+    let mut first_spill = None;
+    let mut has_bssy = false;
+    for i in code_instrs {
+        let at = i.addr as u32;
+        match i.mnemonic {
+            "BAR" => match i.operands.first().map(|o| &o.kind) {
+                Some(OperandKind::Int(id)) => {
+                    let id = *id as u32;
+                    max_barrier = Some(max_barrier.map_or(id, |m| m.max(id)));
+                }
+                _ => diags.push(err(
+                    af.name.span,
+                    format!(
+                        "`{}`: ptxc cannot describe a barrier with a register id \
+                         (EIATTR_NUM_BARRIERS) yet: `{i}`",
+                        af.name.text
+                    ),
+                )),
+            },
+            "BSSY" => has_bssy = true,
+            // The user's warp-synchronous instructions (`shfl/vote/match/redux.sync`); ptxas
+            // records no entry for `activemask` (`VOTE.ANY R, PT, PT`). ptxc encodes no
+            // membermask (lower/isel/warp.rs), so no register holds one: 0xffffffff, as ptxas
+            // writes for an immediate full mask.
+            "SHFL" | "MATCH" | "REDUX" | "VOTE" => {
+                let activemask = i.mnemonic == "VOTE"
+                    && i.operands.len() == 3
+                    && i.operands[1..].iter().all(|o| {
+                        matches!(&o.kind, OperandKind::Reg(r) if r.file == sass::RegFile::Pred && r.num == 7 && !o.not)
+                    });
+                if !activemask {
+                    f.attrs.coop_group_offsets.push(at);
+                    f.attrs.coop_group_mask_regids.push(u32::MAX);
+                }
+            }
+            "SYNCS" | "ARRIVES" => diags.push(err(
+                af.name.span,
+                format!(
+                    "`{}`: ptxc cannot describe mbarrier instructions \
+                     (EIATTR_MBARRIER_INSTR_OFFSETS) yet: `{i}` at {at:#x}",
+                    af.name.text
+                ),
+            )),
+            "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
+                af.name.span,
+                format!(
+                    "`{}`: ptxc cannot describe `{i}` in the cubin's records yet",
+                    af.name.text
+                ),
+            )),
+            _ => {}
+        }
+        if let Some(bytes) = is_spill(i, frame.local_bytes) {
+            if i.mnemonic == "STL" {
+                spill_stores += bytes;
+            } else {
+                spill_loads += bytes;
+            }
+            first_spill.get_or_insert(at);
+        }
+    }
+    f.attrs.num_barriers = max_barrier.map(|b| (b + 1) as u8);
+    // ptxas writes CRS_STACK_SIZE 0 in every kernel whose code has a BSSY (no exception in
+    // the corpora and probes).
+    if has_bssy {
+        f.attrs.crs_stack_size = Some(0);
+    }
+    // ptxas marks the first spill instruction (`11_stack_spill`: SpillRefill at the first STL).
+    if let Some(at) = first_spill {
+        f.attrs.annotations = vec![Annotation {
+            kind: 1,
+            offset: at,
+        }];
+    }
+
+    // Shared memory: the reserved 1 KiB and ptxc's layout of the static variables. A kernel
+    // that names an `.extern .shared` array gets the section even without static data, at
+    // least 16-byte aligned (ptxas: extern_shared, shared_unify_*).
+    let decls = shared_decls(m, af);
+    let uses_dynamic = decls
+        .iter()
+        .any(|(name, _, _, ext, _)| *ext && mentions(m, af, name));
+    // `lower::plan` lays out the kernel's static variables, then the module's, and only then
+    // the unsized `.extern .shared` arrays, as ptxas does, so dynamic shared memory starts after
+    // the static data (`frame.shared_bytes`).
+    if frame.shared_bytes > 0 || uses_dynamic {
+        let mut align = decls
+            .iter()
+            .map(|d| u64::from(d.2.max(1)))
+            .max()
+            .unwrap_or(1);
+        if uses_dynamic {
+            align = align.max(16);
+        }
+        f.shared = Some(SharedMem::with_user_bytes(
+            u64::from(frame.shared_bytes),
+            align,
+        ));
+    }
+    f.unwind = super::listing::default_unwind(&f.code);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let info = KernelInfo {
+        name: f.name.clone(),
+        registers: f.registers,
+        barriers: f.attrs.num_barriers.map_or(0, u32::from),
+        frame: f.frame_size,
+        spill_stores,
+        spill_loads,
+        shared: u64::from(frame.shared_bytes),
+    };
+    Ok((f, info))
+}
+
+/// What `ptxas -v` prints for the module (standard error), in ptxas's wording:
+///
+/// ```text
+/// ptxas info    : 0 bytes gmem
+/// ptxas info    : Compiling entry function 'k' for 'sm_90a'
+/// ptxas info    : Function properties for k
+///     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+/// ptxas info    : Used 12 registers, used 0 barriers, 8 bytes cumulative stack size, 16 bytes smem
+/// ptxas info    : Compile time = 6.125 ms
+/// ```
+///
+/// ptxas prints the header block once per kernel, `gmem` before each.
+pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
+    let mut s = String::new();
+    for k in &b.kernels {
+        s.push_str(&format!("ptxas info    : {} bytes gmem\n", b.gmem));
+        s.push_str(&format!(
+            "ptxas info    : Compiling entry function '{}' for '{arch}'\n",
+            k.name
+        ));
+        s.push_str(&format!(
+            "ptxas info    : Function properties for {}\n",
+            k.name
+        ));
+        s.push_str(&format!(
+            "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads\n",
+            k.frame, k.spill_stores, k.spill_loads
+        ));
+        let mut used = format!(
+            "ptxas info    : Used {} registers, used {} barriers",
+            k.registers, k.barriers
+        );
+        if k.frame > 0 {
+            used.push_str(&format!(", {} bytes cumulative stack size", k.frame));
+        }
+        if k.shared > 0 {
+            used.push_str(&format!(", {} bytes smem", k.shared));
+        }
+        s.push_str(&used);
+        s.push('\n');
+        s.push_str(&format!(
+            "ptxas info    : Compile time = {compile_ms:.3} ms\n"
+        ));
+    }
+    if b.kernels.is_empty() {
+        s.push_str(&format!("ptxas info    : {} bytes gmem\n", b.gmem));
+    }
+    s
+}
