@@ -6,7 +6,7 @@
 //! ```text
 //! cargo build --release -p ptxc
 //! cargo run --release -p ptxc-tests --bin timing -- [--runs N] [--sizes 1000,10000,...]
-//!     [--no-corpus] [--no-generated] [--ptxc PATH] [--write DIR]
+//!     [--shapes straight,loop] [--no-corpus] [--no-generated] [--ptxc PATH] [--write DIR]
 //! ```
 //!
 //! `--write DIR` only writes the generated kernels (`straight_N.ptx`, `loop_N.ptx`) to DIR, for
@@ -28,6 +28,7 @@ struct Opts {
     generated: bool,
     ptxc: PathBuf,
     write: Option<PathBuf>,
+    shapes: Vec<Shape>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -39,6 +40,7 @@ fn parse_args() -> Result<Opts, String> {
         generated: true,
         ptxc: root.join("target").join("release").join("ptxc"),
         write: None,
+        shapes: vec![Shape::StraightLine, Shape::Looping],
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -54,6 +56,16 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--ptxc" => o.ptxc = PathBuf::from(val()?),
             "--write" => o.write = Some(PathBuf::from(val()?)),
+            "--shapes" => {
+                o.shapes = val()?
+                    .split(',')
+                    .map(|s| match s.trim() {
+                        "straight" => Ok(Shape::StraightLine),
+                        "loop" => Ok(Shape::Looping),
+                        other => Err(format!("--shapes: unknown shape {other}")),
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             "--no-corpus" => o.corpus = false,
             "--no-generated" => o.generated = false,
             _ => return Err(format!("unknown argument {a}")),
@@ -130,7 +142,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(dir) = &o.write {
-        for shape in [Shape::StraightLine, Shape::Looping] {
+        for &shape in &o.shapes {
             for &n in &o.sizes {
                 let file = dir.join(format!("{}_{n}.ptx", shape.name()));
                 if let Err(e) = std::fs::create_dir_all(dir)
@@ -207,7 +219,7 @@ fn main() -> ExitCode {
             "timing: {:<9} {:>7} {:>11} {:>11} {:>8} {:>13} {:>13}",
             "kernel", "instrs", "ptxc ms", "ptxas ms", "ratio", "ptxc us/ins", "ptxas us/ins"
         );
-        for shape in [Shape::StraightLine, Shape::Looping] {
+        for &shape in &o.shapes {
             for &n in &o.sizes {
                 let file = scratch.join(format!("{}_{n}.ptx", shape.name()));
                 if let Err(e) = std::fs::write(&file, generate(shape, n)) {
