@@ -24,8 +24,14 @@ golden:
 bless:
     PTXC_BLESS=1 cargo test -p ptxc-tests --test golden
 
-# Criterion benchmarks (frontend throughput, ...).
-bench:
+# Whole-process timing of ptxc (release) against ptxas: corpus files and generated kernels of
+# 1k-100k instructions, median of RUNS runs, ratio and time per instruction.
+bench RUNS="3":
+    cargo build --release -p ptxc
+    cargo run --release -p ptxc-tests --bin timing -- --runs {{RUNS}}
+
+# Criterion benchmarks: frontend throughput (parse) and each pipeline stage (stages).
+bench-stages:
     cargo bench -p ptxc
 
 # Coverage-guided fuzzing of the frontend with cargo-fuzz (needs the nightly toolchain and

@@ -6,11 +6,15 @@
 //! ```text
 //! cargo build --release -p ptxc
 //! cargo run --release -p ptxc-tests --bin timing -- [--runs N] [--sizes 1000,10000,...]
-//!     [--no-corpus] [--no-generated] [--ptxc PATH] [--write DIR]
+//!     [--shapes straight,loop] [--no-corpus] [--no-generated] [--ptxc PATH] [--write DIR]
 //! ```
 //!
 //! `--write DIR` only writes the generated kernels (`straight_N.ptx`, `loop_N.ptx`) to DIR, for
 //! profiling.
+//!
+//! Besides wall time, each run's CPU time (user + system, from `wait4`'s resource usage) is
+//! measured: on a loaded machine the wall time mostly measures waiting for a core, the CPU time
+//! what the compiler itself spent.
 //!
 //! ptxc runs as `ptxc -arch sm_90a F --emit sass -o OUT` (its whole pipeline, listing
 //! included) and ptxas as `ptxas -arch sm_90a F -o OUT.cubin`, outputs in a scratch directory.
@@ -28,6 +32,7 @@ struct Opts {
     generated: bool,
     ptxc: PathBuf,
     write: Option<PathBuf>,
+    shapes: Vec<Shape>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -39,6 +44,7 @@ fn parse_args() -> Result<Opts, String> {
         generated: true,
         ptxc: root.join("target").join("release").join("ptxc"),
         write: None,
+        shapes: vec![Shape::StraightLine, Shape::Looping],
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -54,6 +60,16 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--ptxc" => o.ptxc = PathBuf::from(val()?),
             "--write" => o.write = Some(PathBuf::from(val()?)),
+            "--shapes" => {
+                o.shapes = val()?
+                    .split(',')
+                    .map(|s| match s.trim() {
+                        "straight" => Ok(Shape::StraightLine),
+                        "loop" => Ok(Shape::Looping),
+                        other => Err(format!("--shapes: unknown shape {other}")),
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             "--no-corpus" => o.corpus = false,
             "--no-generated" => o.generated = false,
             _ => return Err(format!("unknown argument {a}")),
@@ -71,16 +87,33 @@ fn load() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-/// Wall time of one run in seconds, or the tool's error.
-fn time_once(cmd: &mut Command) -> Result<f64, String> {
+/// Wall and CPU time (user + system) of one run in seconds, or the tool's error.
+fn time_once(cmd: &mut Command) -> Result<(f64, f64), String> {
+    use std::io::Read as _;
     let t = Instant::now();
-    let out = cmd.output().map_err(|e| e.to_string())?;
-    let dt = t.elapsed().as_secs_f64();
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills in; the child is ours and not yet reaped.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    let wall = t.elapsed().as_secs_f64();
+    if pid < 0 {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
         return Err(err.lines().next().unwrap_or("failed").to_string());
     }
-    Ok(dt)
+    Ok((wall, cpu))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -93,8 +126,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Median times (ptxc, ptxas) for one file.
-fn measure(o: &Opts, ptxas: &Path, file: &Path, scratch: &Path) -> Result<(f64, f64), String> {
+/// Median wall and CPU times of ptxc and ptxas for one file.
+struct Times {
+    ptxc: f64,
+    ptxas: f64,
+    ptxc_cpu: f64,
+    ptxas_cpu: f64,
+}
+
+fn measure(o: &Opts, ptxas: &Path, file: &Path, scratch: &Path) -> Result<Times, String> {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for _ in 0..o.runs {
         a.push(
@@ -118,7 +158,16 @@ fn measure(o: &Opts, ptxas: &Path, file: &Path, scratch: &Path) -> Result<(f64, 
             .map_err(|e| format!("ptxas: {e}"))?,
         );
     }
-    Ok((median(a), median(b)))
+    let (ac, bc) = (
+        a.iter().map(|t: &(f64, f64)| t.1).collect(),
+        b.iter().map(|t: &(f64, f64)| t.1).collect(),
+    );
+    Ok(Times {
+        ptxc: median(a.iter().map(|t| t.0).collect()),
+        ptxas: median(b.iter().map(|t| t.0).collect()),
+        ptxc_cpu: median(ac),
+        ptxas_cpu: median(bc),
+    })
 }
 
 fn main() -> ExitCode {
@@ -130,7 +179,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(dir) = &o.write {
-        for shape in [Shape::StraightLine, Shape::Looping] {
+        for &shape in &o.shapes {
             for &n in &o.sizes {
                 let file = dir.join(format!("{}_{n}.ptx", shape.name()));
                 if let Err(e) = std::fs::create_dir_all(dir)
@@ -168,14 +217,16 @@ fn main() -> ExitCode {
     );
     if o.corpus {
         let mut ratios = Vec::new();
+        let mut cpu_ratios = Vec::new();
         let (mut ta, mut tb) = (Vec::new(), Vec::new());
         let mut skipped = 0;
         for f in ptxc_tests::accepted_corpus() {
             match measure(&o, &ptxas, &f, &scratch) {
-                Ok((a, b)) => {
-                    ratios.push(b / a);
-                    ta.push(a);
-                    tb.push(b);
+                Ok(t) => {
+                    ratios.push(t.ptxas / t.ptxc);
+                    cpu_ratios.push(t.ptxas_cpu / t.ptxc_cpu.max(1e-6));
+                    ta.push(t.ptxc);
+                    tb.push(t.ptxas);
                 }
                 Err(_) => skipped += 1,
             }
@@ -200,14 +251,27 @@ fn main() -> ExitCode {
                 sb,
                 sb / sa
             );
+            println!(
+                "timing: corpus: CPU time ratio ptxas/ptxc median {:.1}x",
+                median(cpu_ratios)
+            );
         }
     }
     if o.generated {
         println!(
-            "timing: {:<9} {:>7} {:>11} {:>11} {:>8} {:>13} {:>13}",
-            "kernel", "instrs", "ptxc ms", "ptxas ms", "ratio", "ptxc us/ins", "ptxas us/ins"
+            "timing: {:<9} {:>7} {:>9} {:>9} {:>7} {:>11} {:>11} {:>7} {:>11} {:>11}",
+            "kernel",
+            "instrs",
+            "ptxc ms",
+            "ptxas ms",
+            "ratio",
+            "ptxc cpu",
+            "ptxas cpu",
+            "cpu rat",
+            "ptxc us/in",
+            "ptxas us/in"
         );
-        for shape in [Shape::StraightLine, Shape::Looping] {
+        for &shape in &o.shapes {
             for &n in &o.sizes {
                 let file = scratch.join(format!("{}_{n}.ptx", shape.name()));
                 if let Err(e) = std::fs::write(&file, generate(shape, n)) {
@@ -215,14 +279,17 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
                 match measure(&o, &ptxas, &file, &scratch) {
-                    Ok((a, b)) => println!(
-                        "timing: {:<9} {n:>7} {:>11.1} {:>11.1} {:>7.1}x {:>13.2} {:>13.2}",
+                    Ok(t) => println!(
+                        "timing: {:<9} {n:>7} {:>9.1} {:>9.1} {:>6.1}x {:>11.1} {:>11.1} {:>6.1}x {:>11.2} {:>11.2}",
                         shape.name(),
-                        a * 1e3,
-                        b * 1e3,
-                        b / a,
-                        a * 1e6 / n as f64,
-                        b * 1e6 / n as f64
+                        t.ptxc * 1e3,
+                        t.ptxas * 1e3,
+                        t.ptxas / t.ptxc,
+                        t.ptxc_cpu * 1e3,
+                        t.ptxas_cpu * 1e3,
+                        t.ptxas_cpu / t.ptxc_cpu.max(1e-6),
+                        t.ptxc_cpu * 1e6 / n as f64,
+                        t.ptxas_cpu * 1e6 / n as f64
                     ),
                     Err(e) => println!("timing: {:<9} {n:>7} failed: {e}", shape.name()),
                 }

@@ -25,7 +25,7 @@
 use super::bits::Field;
 use super::form::*;
 use super::model::{CTRL_MASK_HI, FloatFmt};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 mod cluster;
@@ -92,9 +92,9 @@ fn build() -> Tables {
             forms.push(f);
         }
     }
-    let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
-    let mut by_opcode: HashMap<u16, Vec<usize>> = HashMap::new();
-    let mut interned: HashMap<&'static str, &'static str> = HashMap::new();
+    let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::default();
+    let mut by_opcode: HashMap<u16, Vec<usize>> = HashMap::default();
+    let mut interned: HashMap<&'static str, &'static str> = HashMap::default();
     let mut intern = |s: &'static str| {
         for t in s.split('.') {
             if !t.is_empty() {
