@@ -624,10 +624,14 @@ fn kernel(
         if uses_dynamic {
             align = align.max(16);
         }
-        f.shared = Some(SharedMem::with_user_bytes(
-            u64::from(frame.shared_bytes),
-            align,
-        ));
+        // With dynamic shared memory the static part ends on the 16-byte boundary where the
+        // dynamic part starts (ptxas: 8 static bytes give a 0x410-byte section).
+        let user = if uses_dynamic {
+            frame.shared_bytes.next_multiple_of(16)
+        } else {
+            frame.shared_bytes
+        };
+        f.shared = Some(SharedMem::with_user_bytes(u64::from(user), align));
     }
     f.unwind = super::listing::default_unwind(&f.code);
     if !diags.is_empty() {
