@@ -360,7 +360,11 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
     for (k, (name, size, align)) in statics.iter().chain(dynamic.iter()).enumerate() {
         // Dynamic shared memory starts 16-byte aligned (ptxas: `shared_unify_local`'s 8 static
         // bytes give a 0x410-byte `.nv.shared` section and the extern array at 0x410).
-        let align = if k >= n_static { (*align).max(16) } else { *align };
+        let align = if k >= n_static {
+            (*align).max(16)
+        } else {
+            *align
+        };
         next = next.next_multiple_of(align.max(1));
         p.scopes[0].syms.insert(
             name.clone(),
