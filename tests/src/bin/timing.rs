@@ -88,12 +88,14 @@ fn load() -> String {
 }
 
 /// Wall and CPU time (user + system) of one run in seconds, or the tool's error.
-fn time_once(cmd: &mut Command) -> Result<(f64, f64), String> {
-    use std::io::Read as _;
+/// Runs `cmd` once; its standard error goes to `errfile` (a file, not a pipe: a compiler that
+/// writes more than a pipe holds before exiting would otherwise block forever).
+fn time_once(cmd: &mut Command, errfile: &Path) -> Result<(f64, f64), String> {
+    let err = std::fs::File::create(errfile).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let mut child = cmd
+    let child = cmd
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(err)
         .spawn()
         .map_err(|e| e.to_string())?;
     let mut status = 0;
@@ -107,10 +109,7 @@ fn time_once(cmd: &mut Command) -> Result<(f64, f64), String> {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     let cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
+        let err = std::fs::read_to_string(errfile).unwrap_or_default();
         return Err(err.lines().next().unwrap_or("failed").to_string());
     }
     Ok((wall, cpu))
@@ -144,6 +143,7 @@ fn measure(o: &Opts, ptxas: &Path, file: &Path, scratch: &Path) -> Result<Times,
                     .arg(file)
                     .args(["--emit", "sass", "-o"])
                     .arg(scratch.join("ptxc.sass")),
+                &scratch.join("ptxc.err"),
             )
             .map_err(|e| format!("ptxc: {e}"))?,
         );
@@ -154,6 +154,7 @@ fn measure(o: &Opts, ptxas: &Path, file: &Path, scratch: &Path) -> Result<Times,
                     .arg(file)
                     .arg("-o")
                     .arg(scratch.join("ptxas.cubin")),
+                &scratch.join("ptxas.err"),
             )
             .map_err(|e| format!("ptxas: {e}"))?,
         );
