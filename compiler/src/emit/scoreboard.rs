@@ -53,7 +53,8 @@
 
 use crate::target::sm90a::latency::{self, Kind, OpClass, Operand};
 use crate::target::sm90a::{Ctrl, Instr, OperandKind, Reg, RegFile, encode_with_form};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// One 32-bit register (or predicate, or convergence barrier).
@@ -548,7 +549,7 @@ fn step(
             c.queue.as_deref()
         }
     };
-    let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::new();
+    let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::default();
     for e in needed.iter() {
         if let Some(q) = queue_of(*e) {
             let i = ev_instr(*e);
@@ -629,6 +630,22 @@ fn step(
             .filter(|u| u.0 == RegFile::Gpr)
             .collect();
         if !regs.is_empty() {
+            // A pending read event of the same in-order queue whose registers are all covered
+            // by this one was issued before it on every path that brings it here, so it
+            // completes first: whatever hits it hits this one too, and waiting for this one is
+            // enough. Dropping it keeps the state small (straight-line code issues thousands
+            // of loads from one base register, and stores of a few data registers) without
+            // making any wait unsafe. Only earlier instructions are dropped, so that in a loop
+            // the previous iteration's later events stay as they were.
+            if let Some(q) = node.class.read_queue.as_deref() {
+                state.retain(|e, old| {
+                    !(ev_is_read(*e)
+                        && ev_instr(*e) < k
+                        && !colour.is_some_and(|col| col.contains_key(e))
+                        && nodes[ev_instr(*e)].class.read_queue.as_deref() == Some(q)
+                        && old.is_subset(&regs))
+                });
+            }
             state.insert(ev_r(k), regs);
         }
     }
@@ -724,9 +741,9 @@ fn allocate(
         }
     }
     // Groups: events with the same wait points. Textures keep to their own scoreboards.
-    let mut group_of: HashMap<Ev, usize> = HashMap::new();
+    let mut group_of: HashMap<Ev, usize> = HashMap::default();
     let mut groups: Vec<(Vec<Ev>, usize, Range)> = Vec::new(); // events, first issue, range
-    let mut by_key: HashMap<(Vec<usize>, bool), usize> = HashMap::new();
+    let mut by_key: HashMap<(Vec<usize>, bool), usize> = HashMap::default();
     let mut evs: Vec<(&Ev, &BTreeSet<usize>)> = waits.iter().collect();
     evs.sort_by_key(|(e, _)| (ev_instr(**e), ev_is_read(**e)));
     for (e, w) in evs {
@@ -796,7 +813,7 @@ fn allocate(
         };
         colour_of_group[gi] = Some(c);
     }
-    let mut colour = HashMap::new();
+    let mut colour = HashMap::default();
     for (e, gi) in &group_of {
         if let Some(c) = colour_of_group[*gi] {
             colour.insert(*e, c);
@@ -1105,7 +1122,7 @@ fn time_block(
     gap_after: &mut [i64],
 ) -> Ready {
     // Last fixed-latency writer of each register in this block.
-    let mut writer: HashMap<Unit, usize> = HashMap::new();
+    let mut writer: HashMap<Unit, usize> = HashMap::default();
     const WINDOW: i64 = 24;
     for k in s..e {
         let node = &nodes[k];
@@ -1196,15 +1213,21 @@ fn time_block(
         );
     }
     gap_after[e - 1] = end - issue[e - 1];
+    // A result whose latency has certainly passed (by the largest latency of the model) cannot
+    // delay any reader: it is not carried, which keeps the ready sets as small as the window of
+    // recent writes instead of every register ever written.
+    let horizon = -i64::from(m.max_latency());
     let mut out = Ready::new();
     for (k, p) in ready_in {
-        // Carry registers not rewritten here.
-        if !writer.contains_key(k) && !nodes[s..e].iter().any(|n| n.writes.contains(k)) {
+        // Carry registers not rewritten here (`writer` holds every register the block writes).
+        if !writer.contains_key(k) && p.0 - end > horizon {
             out.insert(*k, (p.0 - end, p.1));
         }
     }
     for (u, p) in writer {
-        out.insert(u, (issue[p] - end, p));
+        if issue[p] - end > horizon {
+            out.insert(u, (issue[p] - end, p));
+        }
     }
     out
 }

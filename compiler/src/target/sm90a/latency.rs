@@ -20,7 +20,7 @@
 
 use super::form::Latency;
 use super::model::{Instr, RegFile};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 /// How an opcode's results are tracked.
@@ -106,8 +106,12 @@ pub struct Model {
     pub raw: Vec<Row>,
     pub issue: Vec<Row>,
     by_mnemonic: HashMap<String, Vec<usize>>,
-    raw_index: HashMap<(String, String, String), usize>,
-    issue_index: HashMap<(String, String), usize>,
+    /// Every class, pipe and operand name the row tables use, as a small number (lookups hash
+    /// numbers instead of building strings).
+    names: HashMap<String, u32>,
+    raw_index: HashMap<(u32, u32, u32), usize>,
+    issue_index: HashMap<(u32, u32), usize>,
+    max_latency: u8,
 }
 
 /// The embedded tables.
@@ -193,32 +197,40 @@ impl Model {
         let opcodes = parse_opcodes(opcodes)?;
         let raw = parse_rows(raw, "raw.csv", true)?;
         let issue = parse_rows(issue, "issue.csv", false)?;
-        let mut by_mnemonic: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_mnemonic: HashMap<String, Vec<usize>> = HashMap::default();
         for (k, o) in opcodes.iter().enumerate() {
             let m = o.opcode.split('.').next().unwrap_or("").to_string();
             by_mnemonic.entry(m).or_default().push(k);
         }
-        let mut raw_index = HashMap::new();
+        let mut names: HashMap<String, u32> = HashMap::default();
+        let mut id = |s: &str| -> u32 {
+            let n = names.len() as u32;
+            *names.entry(s.to_string()).or_insert(n)
+        };
+        let mut raw_index = HashMap::default();
         for (k, r) in raw.iter().enumerate() {
-            let key = (r.first.clone(), r.second.clone(), r.operand.clone());
+            let key = (id(&r.first), id(&r.second), id(&r.operand));
             if raw_index.insert(key, k).is_some() {
                 return Err(format!("raw.csv:{}: duplicate row", r.line));
             }
         }
-        let mut issue_index = HashMap::new();
+        let mut issue_index = HashMap::default();
         for (k, r) in issue.iter().enumerate() {
             if issue_index
-                .insert((r.first.clone(), r.second.clone()), k)
+                .insert((id(&r.first), id(&r.second)), k)
                 .is_some()
             {
                 return Err(format!("issue.csv:{}: duplicate row", r.line));
             }
         }
+        let max_latency = raw.iter().map(|r| r.cycles).max().unwrap_or(15);
         Ok(Model {
+            max_latency,
             opcodes,
             raw,
             issue,
             by_mnemonic,
+            names,
             raw_index,
             issue_index,
         })
@@ -253,13 +265,15 @@ impl Model {
 
     /// The `raw.csv` row that applies to a producer, consumer and operand.
     pub fn raw_row(&self, p: &OpClass, c: &OpClass, op: Operand) -> Option<&Row> {
-        for pk in [p.class.as_str(), p.pipe.as_str(), "*"] {
-            for ck in [c.class.as_str(), c.pipe.as_str(), "*"] {
-                for ok in [op.name(), "*"] {
-                    if let Some(&k) =
-                        self.raw_index
-                            .get(&(pk.to_string(), ck.to_string(), ok.to_string()))
-                    {
+        let (ps, cs, os) = (
+            self.ids([p.class.as_str(), p.pipe.as_str(), "*"]),
+            self.ids([c.class.as_str(), c.pipe.as_str(), "*"]),
+            self.ids([op.name(), "*"]),
+        );
+        for pk in ps.iter().flatten() {
+            for ck in cs.iter().flatten() {
+                for ok in os.iter().flatten() {
+                    if let Some(&k) = self.raw_index.get(&(*pk, *ck, *ok)) {
                         return Some(&self.raw[k]);
                     }
                 }
@@ -268,11 +282,20 @@ impl Model {
         None
     }
 
+    /// The numbers of names (`None` for a name no row uses).
+    fn ids<const N: usize>(&self, names: [&str; N]) -> [Option<u32>; N] {
+        names.map(|n| self.names.get(n).copied())
+    }
+
     /// The `issue.csv` row that applies to two instructions in this order.
     pub fn issue_row(&self, a: &OpClass, b: &OpClass) -> Option<&Row> {
-        for ak in [a.class.as_str(), a.pipe.as_str(), "*"] {
-            for bk in [b.class.as_str(), b.pipe.as_str(), "*"] {
-                if let Some(&k) = self.issue_index.get(&(ak.to_string(), bk.to_string())) {
+        let (as_, bs) = (
+            self.ids([a.class.as_str(), a.pipe.as_str(), "*"]),
+            self.ids([b.class.as_str(), b.pipe.as_str(), "*"]),
+        );
+        for ak in as_.iter().flatten() {
+            for bk in bs.iter().flatten() {
+                if let Some(&k) = self.issue_index.get(&(*ak, *bk)) {
                     return Some(&self.issue[k]);
                 }
             }
@@ -285,13 +308,15 @@ impl Model {
     /// these classes and pipes. The hazard checker's requirement (0 when no row applies).
     pub fn raw_latency_floor(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
         let mut best: Option<u8> = None;
-        for pk in [p.class.as_str(), p.pipe.as_str(), "*"] {
-            for ck in [c.class.as_str(), c.pipe.as_str(), "*"] {
-                for ok in [op.name(), "*"] {
-                    if let Some(&k) =
-                        self.raw_index
-                            .get(&(pk.to_string(), ck.to_string(), ok.to_string()))
-                    {
+        let (ps, cs, os) = (
+            self.ids([p.class.as_str(), p.pipe.as_str(), "*"]),
+            self.ids([c.class.as_str(), c.pipe.as_str(), "*"]),
+            self.ids([op.name(), "*"]),
+        );
+        for pk in ps.iter().flatten() {
+            for ck in cs.iter().flatten() {
+                for ok in os.iter().flatten() {
+                    if let Some(&k) = self.raw_index.get(&(*pk, *ck, *ok)) {
                         let v = self.raw[k].cycles;
                         best = Some(best.map_or(v, |b| b.min(v)));
                     }
@@ -313,7 +338,7 @@ impl Model {
 
     /// The largest latency in `raw.csv` (what an unknown reader must assume).
     pub fn max_latency(&self) -> u8 {
-        self.raw.iter().map(|r| r.cycles).max().unwrap_or(15)
+        self.max_latency
     }
 }
 
