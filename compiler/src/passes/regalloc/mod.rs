@@ -29,6 +29,8 @@ use crate::mir::{
     BlockId, Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass, VReg,
 };
 use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub struct RegAlloc;
 
@@ -117,11 +119,11 @@ fn intervals(f: &Function) -> Vec<Option<Interval>> {
         let start = pos;
         let n = f.block(b).insts.len() as u32;
         let end = start + 2 * n + 1;
-        for v in live.live_in[b.0 as usize].ones() {
-            touch(VReg(v as u32), start, &mut iv);
+        for &v in &live.live_in[b.0 as usize] {
+            touch(VReg(v), start, &mut iv);
         }
-        for v in live.live_out[b.0 as usize].ones() {
-            touch(VReg(v as u32), end, &mut iv);
+        for &v in &live.live_out[b.0 as usize] {
+            touch(VReg(v), end, &mut iv);
         }
         for (k, inst) in f.block(b).insts.iter().enumerate() {
             let at = start + 2 * k as u32;
@@ -184,28 +186,39 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             .copied()
             .collect();
         list.sort_by_key(|i| (i.start, i.vreg.0));
-        // owner[r]: the interval end and vreg holding register r.
+        // owner[r]: the interval end and vreg holding register r; `free` the registers no
+        // interval holds (R1, the stack pointer, never is); `active` the intervals holding
+        // registers, by end, to expire them in order.
         let mut owner: Vec<Option<(u32, VReg)>> = vec![None; limit];
+        let mut free = FreeSet::new(limit, class == RegClass::Gpr);
+        let mut active: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
         for cur in list {
-            for slot in owner.iter_mut() {
-                if slot.is_some_and(|(end, _)| end < cur.start) {
-                    *slot = None;
+            while let Some(&Reverse((end, v, base))) = active.peek() {
+                if end >= cur.start {
+                    break;
+                }
+                active.pop();
+                let words = usize::from(f.vreg(VReg(v)).words);
+                for (r, slot) in owner.iter_mut().enumerate().skip(base).take(words) {
+                    if *slot == Some((end, VReg(v))) {
+                        *slot = None;
+                        free.insert(r);
+                    }
                 }
             }
             let words = usize::from(f.vreg(cur.vreg).words);
             let align = if words >= 3 { 4 } else { words };
-            let free_at = |base: usize, owner: &[Option<(u32, VReg)>]| {
+            let free_at = |base: usize, free: &FreeSet| {
                 base.is_multiple_of(align)
                     && base + words <= limit
-                    && (base..base + words)
-                        .all(|r| owner[r].is_none() && !(class == RegClass::Gpr && r == 1))
+                    && (base..base + words).all(|r| free.contains(r))
             };
             let preferred = hints.get(&cur.vreg).into_iter().flatten().find_map(|h| {
                 assignment[h.0 as usize]
                     .map(|p| usize::from(p.num))
-                    .filter(|&b| free_at(b, &owner))
+                    .filter(|&b| free_at(b, &free))
             });
-            let mut chosen = preferred.or_else(|| (0..limit).find(|&b| free_at(b, &owner)));
+            let mut chosen = preferred.or_else(|| free.first_fit(words));
             if chosen.is_none() && class != RegClass::Gpr {
                 return Err(format!(
                     "ptxc cannot spill {} registers yet (`{}` needs more than {limit} live at once)",
@@ -233,19 +246,22 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                         f.name
                     ));
                 };
-                for slot in owner.iter_mut() {
+                for (r, slot) in owner.iter_mut().enumerate() {
                     if slot.is_some_and(|(_, o)| o == v) {
                         *slot = None;
+                        free.insert(r);
                     }
                 }
                 assignment[v.0 as usize] = None;
                 victims.push(v);
-                chosen = (0..limit).find(|&b| free_at(b, &owner));
+                chosen = free.first_fit(words);
             }
             let base = chosen.expect("a register was freed");
-            for slot in &mut owner[base..base + words] {
+            for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
                 *slot = Some((cur.end, cur.vreg));
+                free.remove(base + r);
             }
+            active.push(Reverse((cur.end, cur.vreg.0, base)));
             assignment[cur.vreg.0 as usize] = Some(PReg {
                 class,
                 num: base as u8,
@@ -256,6 +272,53 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         return Ok(Err(dedup(victims)));
     }
     Ok(Ok(assignment))
+}
+
+/// A set of register numbers below 256 as bits, with an aligned first-fit search.
+struct FreeSet {
+    bits: [u64; 4],
+}
+
+impl FreeSet {
+    /// Registers `0..limit` free, except R1 (the stack pointer) for general registers.
+    fn new(limit: usize, gpr: bool) -> FreeSet {
+        let mut s = FreeSet { bits: [0; 4] };
+        for r in 0..limit {
+            if !(gpr && r == 1) {
+                s.insert(r);
+            }
+        }
+        s
+    }
+    fn insert(&mut self, r: usize) {
+        self.bits[r / 64] |= 1 << (r % 64);
+    }
+    fn remove(&mut self, r: usize) {
+        self.bits[r / 64] &= !(1 << (r % 64));
+    }
+    fn contains(&self, r: usize) -> bool {
+        r < 256 && self.bits[r / 64] >> (r % 64) & 1 == 1
+    }
+    /// The lowest base of `words` free registers aligned as ptxc aligns tuples (pairs at even
+    /// numbers, three and four words at multiples of 4). An aligned group never straddles two
+    /// 64-bit words, so each word is searched on its own.
+    fn first_fit(&self, words: usize) -> Option<usize> {
+        let (align_mask, n) = match words {
+            1 => (u64::MAX, 1),
+            2 => (0x5555_5555_5555_5555, 2),
+            w => (0x1111_1111_1111_1111, w),
+        };
+        for (i, &w) in self.bits.iter().enumerate() {
+            let mut m = w & align_mask;
+            for k in 1..n {
+                m &= w >> k;
+            }
+            if m != 0 {
+                return Some(64 * i + m.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
 }
 
 fn dedup(mut v: Vec<VReg>) -> Vec<VReg> {
