@@ -31,8 +31,19 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// How deep calls may nest when inlined.
 const MAX_DEPTH: usize = 32;
 
-/// Returns `kernel` with every call inlined.
-pub fn inline_calls(kernel: &Function, module: &Module) -> Result<Function, Vec<Diagnostic>> {
+/// Returns `kernel` with every call inlined (borrowed unchanged when it has no call and no
+/// `.param` variable, which saves copying a large body).
+pub fn inline_calls<'k>(
+    kernel: &'k Function,
+    module: &Module,
+) -> Result<std::borrow::Cow<'k, Function>, Vec<Diagnostic>> {
+    if !kernel
+        .body
+        .as_ref()
+        .is_some_and(|b| needs_rewrite(&b.stmts))
+    {
+        return Ok(std::borrow::Cow::Borrowed(kernel));
+    }
     let funcs: FxHashMap<&str, &Function> = module
         .items
         .iter()
@@ -53,10 +64,20 @@ pub fn inline_calls(kernel: &Function, module: &Module) -> Result<Function, Vec<
         inl.block(&mut body.stmts, 0, &params);
     }
     if inl.diags.is_empty() {
-        Ok(out)
+        Ok(std::borrow::Cow::Owned(out))
     } else {
         Err(inl.diags)
     }
+}
+
+/// Whether a body has anything [`Inliner::block`] rewrites: a `call` or a `.param` variable.
+fn needs_rewrite(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Var(v) => v.space == Space::Param,
+        Stmt::Block(b) => needs_rewrite(&b.stmts),
+        Stmt::Instr(ins) => ins.opcode.text == "call",
+        _ => false,
+    })
 }
 
 struct Inliner<'m> {

@@ -6,8 +6,7 @@
 //!   (loads are kept only if they cannot fault… so they are kept), iterating to a fixed point.
 
 use super::Pass;
-use crate::mir::{Function, Reg, VReg, cfg};
-use rustc_hash::FxHashSet;
+use crate::mir::{Function, Reg, cfg};
 
 pub struct RemoveUnreachable;
 
@@ -60,34 +59,60 @@ impl Pass for DeadCode {
         "dce"
     }
 
+    /// A worklist over use counts: an instruction dies when it is pure and no result is used;
+    /// its death lowers the counts of what it reads, and a register whose count drops to zero
+    /// puts its definitions back on the list. Linear in the size of the function.
     fn run(&self, f: &mut Function) -> Result<(), String> {
-        loop {
-            let used: FxHashSet<VReg> = f
-                .blocks
-                .iter()
-                .flat_map(|b| b.insts.iter())
-                .flat_map(|i| i.uses())
-                .filter_map(Reg::vreg)
-                .collect();
-            let mut changed = false;
-            for block in &mut f.blocks {
-                block.insts.retain(|inst| {
-                    let defs: Vec<Reg> = inst.defs().collect();
-                    let dead = is_pure(inst.mnemonic)
-                        && !defs.is_empty()
-                        && defs.iter().all(|d| match d.vreg() {
-                            Some(v) => !used.contains(&v),
-                            // Physical results (PT) are discarded anyway.
-                            None => true,
-                        })
-                        && defs.iter().any(|d| d.vreg().is_some());
-                    changed |= dead;
-                    !dead
-                });
+        let nv = f.vregs.len();
+        let mut uses = vec![0u32; nv];
+        // The instructions defining each register, as (block, index).
+        let mut defs_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nv];
+        let mut work: Vec<(usize, usize)> = Vec::new();
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (k, inst) in block.insts.iter().enumerate() {
+                for v in inst.uses().into_iter().filter_map(Reg::vreg) {
+                    uses[v.0 as usize] += 1;
+                }
+                for v in inst.defs().filter_map(Reg::vreg) {
+                    defs_of[v.0 as usize].push((b, k));
+                }
+                work.push((b, k));
             }
-            if !changed {
-                break;
+        }
+        let mut dead: Vec<Vec<bool>> = f
+            .blocks
+            .iter()
+            .map(|b| vec![false; b.insts.len()])
+            .collect();
+        while let Some((b, k)) = work.pop() {
+            if dead[b][k] {
+                continue;
             }
+            let inst = &f.blocks[b].insts[k];
+            // Physical results (PT) are discarded anyway.
+            let is_dead = is_pure(inst.mnemonic)
+                && inst.defs().any(|d| d.vreg().is_some())
+                && inst
+                    .defs()
+                    .all(|d| d.vreg().is_none_or(|v| uses[v.0 as usize] == 0));
+            if !is_dead {
+                continue;
+            }
+            dead[b][k] = true;
+            for v in inst.uses().into_iter().filter_map(Reg::vreg) {
+                let n = &mut uses[v.0 as usize];
+                *n -= 1;
+                if *n == 0 {
+                    work.extend(defs_of[v.0 as usize].iter().copied());
+                }
+            }
+        }
+        for (block, dead) in f.blocks.iter_mut().zip(&dead) {
+            let mut k = 0;
+            block.insts.retain(|_| {
+                k += 1;
+                !dead[k - 1]
+            });
         }
         Ok(())
     }
