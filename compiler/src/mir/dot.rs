@@ -10,9 +10,8 @@
 //! }
 //! ```
 //!
-//! Several graphs in one file are valid input for `dot` (it renders the first; `dot -O` or
-//! `gvpack` take them all). petgraph's `Dot` writer cannot name its graph, so the text is
-//! written here.
+//! Several graphs in one file are valid input for `dot` (it renders each in turn). petgraph's
+//! `Dot` writer cannot name its graph, so the text is written here.
 
 use super::cfg::Cfg;
 use super::{BlockId, Function};
