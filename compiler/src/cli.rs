@@ -28,6 +28,15 @@ pub enum Emit {
     Sass,
 }
 
+/// A graph `--dot` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DotGraph {
+    /// The MIR control-flow graph: a box per basic block with its instructions.
+    Cfg,
+    /// The register allocator's interference graph, with the registers it gave.
+    Interference,
+}
+
 /// ptxc: a PTX-to-SASS compiler for NVIDIA Hopper (sm_90a).
 #[derive(Debug, Parser)]
 #[command(
@@ -118,6 +127,17 @@ pub struct CompileArgs {
     /// What to produce.
     #[arg(long, value_enum, default_value = "cubin")]
     pub emit: Emit,
+
+    /// Print a graph of every function as Graphviz DOT instead of compiling: `cfg` (the MIR
+    /// control-flow graph after the last pass, or after --dot-after) or `interference` (the
+    /// register allocator's interference graph). `| dot -Tsvg > g.svg` draws it.
+    #[arg(long, value_enum, value_name = "GRAPH", conflicts_with = "emit")]
+    pub dot: Option<DotGraph>,
+
+    /// With --dot cfg: draw the CFG after this pass (the names --print-after takes; default:
+    /// after the last).
+    #[arg(long, value_name = "PASS", requires = "dot")]
+    pub dot_after: Option<String>,
 
     /// With --emit sass: show each instruction's control word (`[B------:R-:W0:Y:S04]`: wait
     /// mask, read and write scoreboards, yield, stall).
@@ -212,11 +232,36 @@ pub fn parse_arch(arch: &str) -> Result<Arch, ExitCode> {
     }
 }
 
+/// The pipeline options the compile arguments ask for.
+fn pass_options(args: &CompileArgs) -> crate::passes::Options {
+    crate::passes::Options {
+        print_after_all: args.print_after_all,
+        print_after: args.print_after.clone(),
+        time_passes: args.time_passes,
+        device_debug: args.device_debug,
+        ..crate::passes::Options::new()
+    }
+}
+
 fn compile(args: &CompileArgs) -> ExitCode {
     let arch = match parse_arch(&args.arch) {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if let Some(after) = &args.dot_after {
+        let names = crate::passes::pass_names(&pass_options(args));
+        if args.dot != Some(DotGraph::Cfg) {
+            eprintln!("ptxc: error: --dot-after is for --dot cfg");
+            return ExitCode::from(USAGE_ERROR);
+        }
+        if !names.contains(&after.as_str()) {
+            eprintln!(
+                "ptxc: error: unknown pass '{after}' for --dot-after (passes: {})",
+                names.join(", ")
+            );
+            return ExitCode::from(USAGE_ERROR);
+        }
+    }
     let input = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
     let src = match read_source(&input) {
         Ok(src) => src,
@@ -233,6 +278,26 @@ fn compile(args: &CompileArgs) -> ExitCode {
         }
     };
     report(&src, &checked.warnings);
+    if let Some(graph) = args.dot {
+        let opts = pass_options(args);
+        let text = match graph {
+            DotGraph::Cfg => {
+                let last = crate::passes::pass_names(&opts)
+                    .last()
+                    .copied()
+                    .unwrap_or("isel");
+                driver::dot_cfg(&checked, &opts, args.dot_after.as_deref().unwrap_or(last))
+            }
+            DotGraph::Interference => driver::dot_interference(&checked, &opts),
+        };
+        return match text {
+            Ok(text) => emit_text(args.output.as_ref(), &text),
+            Err(diags) => {
+                report(&src, &diags);
+                ExitCode::from(INPUT_ERROR)
+            }
+        };
+    }
     match args.emit {
         Emit::Ast => {
             let text = crate::frontend::print::print_ast(&checked.module, &src);
@@ -240,13 +305,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
         }
         Emit::Mir | Emit::Sass | Emit::Cubin => {
             let started = std::time::Instant::now();
-            let opts = crate::passes::Options {
-                print_after_all: args.print_after_all,
-                print_after: args.print_after.clone(),
-                time_passes: args.time_passes,
-                device_debug: args.device_debug,
-                ..crate::passes::Options::new()
-            };
+            let opts = pass_options(args);
             let (lowered, timings) = match driver::lower(&checked, &opts) {
                 Ok((lowered, report)) => (lowered, report.timings),
                 Err(diags) => {
@@ -487,5 +546,24 @@ mod tests {
         assert_eq!(cli.output.unwrap(), PathBuf::from("y"));
         let args = normalize_args(["ptxc", "-arch=sm_90", "x.ptx"].map(String::from));
         assert_eq!(Cli::try_parse_from(args).unwrap().compile.arch, "sm_90");
+    }
+
+    #[test]
+    fn dot_values() {
+        let parse = |v: &str| Cli::try_parse_from(["ptxc", "x.ptx", "--dot", v]);
+        assert_eq!(parse("cfg").unwrap().compile.dot, Some(DotGraph::Cfg));
+        assert_eq!(
+            parse("interference").unwrap().compile.dot,
+            Some(DotGraph::Interference)
+        );
+        let err = parse("callgraph").unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue);
+        assert!(err.use_stderr(), "a usage error (exit 2)");
+        let names = crate::passes::pass_names(&crate::passes::Options::new());
+        assert_eq!(names.first(), Some(&"isel"));
+        assert!(names.contains(&"regalloc"));
+        let through = crate::passes::pipeline_through(&crate::passes::Options::new(), "regalloc");
+        assert_eq!(through.unwrap().last().unwrap().name(), "regalloc");
+        assert!(crate::passes::pipeline_through(&crate::passes::Options::new(), "nope").is_none());
     }
 }

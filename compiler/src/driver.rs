@@ -33,10 +33,19 @@ pub fn lower(
     checked: &Checked,
     opts: &crate::passes::Options,
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
+    lower_with(checked, opts, &crate::passes::pipeline(opts))
+}
+
+/// Stage 2 with the given `passes` (a prefix of the pipeline, for `--dot`).
+pub fn lower_with(
+    checked: &Checked,
+    opts: &crate::passes::Options,
+    passes: &[&dyn crate::passes::Pass],
+) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
     let mut lowered = crate::lower::lower_module(checked)?;
     let mut report = crate::passes::Report::default();
     for f in &mut lowered.module.functions {
-        if let Err(e) = crate::passes::run(f, &crate::passes::pipeline(opts), opts, &mut report) {
+        if let Err(e) = crate::passes::run(f, passes, opts, &mut report) {
             return Err(vec![Diagnostic::error(
                 crate::frontend::ast::Span::default(),
                 e.to_string(),
@@ -44,6 +53,57 @@ pub fn lower(
         }
     }
     Ok((lowered, report))
+}
+
+/// `--dot cfg`: the control-flow graph of every function after the pass `after` (`isel` for
+/// the pipeline's input), as DOT, one `digraph` per function in module order.
+pub fn dot_cfg(
+    checked: &Checked,
+    opts: &crate::passes::Options,
+    after: &str,
+) -> Result<String, Vec<Diagnostic>> {
+    let passes = crate::passes::pipeline_through(opts, after).ok_or_else(|| {
+        vec![Diagnostic::error(
+            crate::frontend::ast::Span::default(),
+            format!("unknown pass '{after}'"),
+        )]
+    })?;
+    let (lowered, _) = lower_with(checked, opts, &passes)?;
+    Ok(lowered
+        .module
+        .functions
+        .iter()
+        .map(crate::mir::dot::cfg)
+        .collect())
+}
+
+/// `--dot interference`: the register allocator's interference graph of every function, with
+/// the registers the allocation gave, as DOT, one `graph` per function in module order. The
+/// pipeline runs up to the allocator, which then allocates (inserting any spill code) without
+/// rewriting.
+pub fn dot_interference(
+    checked: &Checked,
+    opts: &crate::passes::Options,
+) -> Result<String, Vec<Diagnostic>> {
+    use crate::passes::regalloc;
+    let mut passes = crate::passes::pipeline(opts);
+    let at = passes
+        .iter()
+        .position(|p| p.name() == "regalloc")
+        .expect("the pipeline allocates registers");
+    passes.truncate(at);
+    let (mut lowered, _) = lower_with(checked, opts, &passes)?;
+    let mut text = String::new();
+    for f in &mut lowered.module.functions {
+        let alloc = regalloc::allocate(f).map_err(|e| {
+            vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                format!("internal error: {e}"),
+            )]
+        })?;
+        text.push_str(&regalloc::interference::to_dot(f, &alloc));
+    }
+    Ok(text)
 }
 
 /// Stage 3, emission: every function laid out, converted to SASS and encoded.

@@ -98,27 +98,6 @@ impl Cfg {
     pub fn succs(&self, b: BlockId) -> &[BlockId] {
         &self.succs[b.0 as usize]
     }
-
-    /// Graphviz text of the CFG (`--dot cfg`).
-    pub fn to_dot(&self, f: &Function) -> String {
-        let mut s = format!(
-            "digraph \"{}\" {{\n  node [shape=box fontname=monospace];\n",
-            f.name
-        );
-        for b in f.block_ids() {
-            let block = f.block(b);
-            let label = block.label.as_deref().unwrap_or("");
-            s.push_str(&format!(
-                "  {b} [label=\"{b} {label}\\l{} instructions\\l\"];\n",
-                block.insts.len()
-            ));
-            for t in self.succs(b) {
-                s.push_str(&format!("  {b} -> {t};\n"));
-            }
-        }
-        s.push_str("}\n");
-        s
-    }
 }
 
 /// Puts the blocks in the layout `order` (a permutation of all block numbers), renumbering

@@ -17,6 +17,7 @@
 //! definition on some path) and `KILL` (end of a live range; none yet).
 
 pub mod cfg;
+pub mod dot;
 pub mod liveness;
 pub mod phi;
 pub mod print;

@@ -46,6 +46,26 @@ pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
     passes
 }
 
+/// The pipeline `opts` asks for, up to and including the pass named `name` (`isel`: none, the
+/// MIR instruction selection made); `None` when no pass of that pipeline has the name.
+pub fn pipeline_through(opts: &Options, name: &str) -> Option<Vec<&'static dyn Pass>> {
+    let mut passes = pipeline(opts);
+    if name == "isel" {
+        passes.clear();
+        return Some(passes);
+    }
+    let at = passes.iter().position(|p| p.name() == name)?;
+    passes.truncate(at + 1);
+    Some(passes)
+}
+
+/// The names `--print-after` and `--dot-after` take under `opts`: `isel`, then the passes.
+pub fn pass_names(opts: &Options) -> Vec<&'static str> {
+    std::iter::once("isel")
+        .chain(pipeline(opts).iter().map(|p| p.name()))
+        .collect()
+}
+
 /// How to run the pipeline.
 #[derive(Clone, Debug, Default)]
 pub struct Options {

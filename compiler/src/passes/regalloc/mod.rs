@@ -21,6 +21,7 @@
 //! manner of regalloc2's checker.
 
 pub mod checker;
+pub mod interference;
 
 use super::Pass;
 use crate::mir::cfg::Cfg;
