@@ -894,7 +894,11 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
 
 /// The serial scheme of [`Options::serial`]: [`serial_ctrl`] for each instruction.
 fn assign_serial(code: &[Instr], nodes: &[Node]) -> Assigned {
-    let ctrl = code.iter().zip(nodes).map(|(i, n)| serial_ctrl(i, n)).collect();
+    let ctrl = code
+        .iter()
+        .zip(nodes)
+        .map(|(i, n)| serial_ctrl(i, n))
+        .collect();
     let why = nodes
         .iter()
         .map(|_| Why {
