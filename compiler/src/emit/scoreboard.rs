@@ -872,11 +872,8 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         "MEMBAR" | "BAR" => c.rbar = 1,
         "ERRBAR" | "HMMA" | "IMMA" => c.stall = 0,
         "EXIT" => {}
-        "FENCE" | "CCTL" if !reads_regs => {
-            if i.mnemonic == "FENCE" {
-                c.wbar = 0;
-            }
-        }
+        "FENCE" if !reads_regs => c.wbar = 0,
+        "CCTL" if !reads_regs => {}
         "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" => {
             c.wbar = 0;
             c.rbar = 1;
