@@ -48,9 +48,31 @@ pub struct AsmArgs {
     #[arg(long, requires = "recompute_ctrl")]
     pub show_diffs: bool,
     /// With --recompute-ctrl: the listing is of debug code (ptxas -g, or `.target sm_90a,
-    /// debug`), whose control words follow ptxas's serial scheme.
+    /// debug`), whose control words follow ptxas's serial scheme. Without it, a listing where
+    /// most instructions wait on SB0 and SB1 and stall 15 is taken as debug code (with a note).
     #[arg(long, requires = "recompute_ctrl")]
     pub debug_code: bool,
+}
+
+/// Whether a listing looks like ptxas's debug code (`-g`): at least half of its instructions
+/// (the padding left out) carry the serial scheme's `[B01----:…:S15]`, which optimised code
+/// never has in bulk.
+pub fn looks_serial(src: &str) -> bool {
+    let (mut n, mut serial) = (0usize, 0usize);
+    for l in parse_listing(src) {
+        if l.words.is_none() {
+            continue;
+        }
+        let Ok(i) = listed_instr(&l) else { continue };
+        if i.mnemonic == "NOP" || i.mnemonic == "BRA" && i.ctrl.stall == 0 {
+            continue;
+        }
+        n += 1;
+        if i.ctrl.stall == 15 && i.ctrl.wait == 0b11 {
+            serial += 1;
+        }
+    }
+    n > 0 && serial * 2 >= n
 }
 
 /// The result of `--recompute-ctrl` on a listing: the agreement and, when asked, the
@@ -130,9 +152,15 @@ pub fn run(args: &AsmArgs) -> ExitCode {
         }
     };
     if args.recompute_ctrl {
-        let opts = scoreboard::Options {
-            serial: args.debug_code,
-        };
+        let serial = args.debug_code || looks_serial(&src);
+        if serial && !args.debug_code {
+            eprintln!(
+                "ptxc asm: note: {} looks like debug code (ptxas -g): recomputing with the \
+                 serial scheme (--debug-code)",
+                args.input.display()
+            );
+        }
+        let opts = scoreboard::Options { serial };
         return match recompute_ctrl(&src, args.show_diffs, opts) {
             Ok((a, diffs)) => {
                 print!("{diffs}{}", a.report());

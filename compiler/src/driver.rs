@@ -43,6 +43,7 @@ pub fn lower_with(
     passes: &[&dyn crate::passes::Pass],
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
     let mut lowered = crate::lower::lower_module(checked)?;
+    lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
     for f in &mut lowered.module.functions {
         if let Err(e) = crate::passes::run(f, passes, opts, &mut report) {
@@ -106,15 +107,19 @@ pub fn dot_interference(
     Ok(text)
 }
 
-/// Stage 3, emission: every function laid out, converted to SASS and encoded.
+/// Stage 3, emission: every function laid out, converted to SASS and encoded. Debug code
+/// (`-g`) gets ptxas's serial control words.
 pub fn encode(
     lowered: &crate::lower::Lowered,
 ) -> Result<Vec<crate::emit::sass::EncodedFunction>, Vec<Diagnostic>> {
+    let opts = crate::emit::scoreboard::Options {
+        serial: lowered.device_debug,
+    };
     lowered
         .module
         .functions
         .iter()
-        .map(crate::emit::sass::encode_function)
+        .map(|f| crate::emit::sass::encode_function_with(f, opts))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|e| {
             vec![Diagnostic::error(

@@ -138,7 +138,12 @@ pub fn cuobjdump_sass_cached(cubin: &[u8]) -> Option<String> {
 /// The `cuobjdump -sass` listing of what ptxas makes of a PTX file, or `None` when ptxas
 /// rejects it (or the tools are skipped).
 pub fn ptxas_listing(ptx: &Path) -> Option<String> {
-    let r = ptxas(ptx, &[])?;
+    ptxas_listing_with(ptx, &[])
+}
+
+/// [`ptxas_listing`] with extra ptxas arguments (`-g`).
+pub fn ptxas_listing_with(ptx: &Path, extra: &[&str]) -> Option<String> {
+    let r = ptxas(ptx, extra)?;
     let cubin = r.cubin?;
     cuobjdump_sass_cached(&cubin)
 }
@@ -163,6 +168,11 @@ pub fn sass_probe_ptx() -> Vec<PathBuf> {
 /// Listings for a set of PTX files: `(file, listing)` for each one ptxas accepts.
 /// `None` when the tools are skipped.
 pub fn listings(files: &[PathBuf]) -> Option<Vec<(PathBuf, String)>> {
+    listings_with(files, &[])
+}
+
+/// [`listings`] with extra ptxas arguments (`-g`).
+pub fn listings_with(files: &[PathBuf], extra: &[&str]) -> Option<Vec<(PathBuf, String)>> {
     require(Tool::Ptxas, "assembling with ptxas")?;
     require(Tool::Cuobjdump, "listing SASS with cuobjdump")?;
     // Two workers: CI has two cores, and the results are cached after the first run.
@@ -177,7 +187,7 @@ pub fn listings(files: &[PathBuf]) -> Option<Vec<(PathBuf, String)>> {
                     if i >= files.len() {
                         break;
                     }
-                    let l = ptxas_listing(&files[i]);
+                    let l = ptxas_listing_with(&files[i], extra);
                     *results[i].lock().unwrap_or_else(|e| e.into_inner()) = l;
                 }
             });

@@ -125,13 +125,20 @@ const MAX_RELAYOUTS: usize = 8;
 /// becomes `NOP`s (each stalls up to 15) after the instruction, or before it when it transfers
 /// control (the wait is for the branch target), and the function is laid out again with them.
 pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
+    encode_function_with(f, scoreboard::Options::default())
+}
+
+/// [`encode_function`] with the scoreboard pass's options (`serial` under `-g`).
+pub fn encode_function_with(
+    f: &Function,
+    opts: scoreboard::Options,
+) -> Result<EncodedFunction, String> {
     // (block, position in the block) → NOPs before that instruction.
     let mut nops: BTreeMap<(usize, usize), u32> = BTreeMap::new();
     for _ in 0..MAX_RELAYOUTS {
         let (mut out, origin) = lay_out(f, &nops)?;
         let nodes = scoreboard::analyze(&out.instrs).map_err(|e| format!("`{}`: {e}", f.name))?;
-        let assigned =
-            scoreboard::assign_nodes(&out.instrs, &nodes, scoreboard::Options::default());
+        let assigned = scoreboard::assign_nodes(&out.instrs, &nodes, opts);
         let mut more = false;
         for (k, w) in assigned.why.iter().enumerate() {
             if w.extra > 0

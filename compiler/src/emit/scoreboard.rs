@@ -829,9 +829,9 @@ type Ready = BTreeMap<Unit, (i64, usize)>;
 /// How to compute control words.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// ptxas's debug scheme (`ptxas -g`, `.target sm_90a, debug`): every instruction waits on
-    /// SB0 and SB1 and stalls 15 cycles; variable-latency instructions set SB0 for results and
-    /// SB1 for sources. Slow and trivially correct.
+    /// ptxas's debug scheme (`ptxas -g`, `.target sm_90a, debug`), see [`serial_ctrl`]: every
+    /// instruction waits on SB0 and SB1 and stalls 15 cycles; variable-latency instructions set
+    /// SB0 for results and SB1 for sources. Slow and trivially correct.
     pub serial: bool,
 }
 
@@ -841,65 +841,92 @@ pub fn assign(code: &[Instr]) -> Result<Assigned, String> {
     Ok(assign_nodes(code, &nodes, Options::default()))
 }
 
-/// The serial scheme of [`Options::serial`].
-fn assign_serial(nodes: &[Node]) -> Assigned {
-    let mut ctrl = Vec::with_capacity(nodes.len());
-    let mut why = Vec::with_capacity(nodes.len());
-    for node in nodes {
-        let mut c = Ctrl {
-            stall: 15,
-            yield_: false,
-            wbar: 7,
-            rbar: 7,
-            wait: 0b11,
-            reuse: 0,
+/// The control word ptxas gives an instruction under `-g` (measured on ptxas's own `-g`
+/// listings of the corpora, the probes and the project's kernels; `docs/passes/scoreboard.md`,
+/// "Under -g"):
+///
+/// * every instruction `[B01----:R-:W-:-:S15]`: waits on SB0 and SB1, stalls 15, never
+///   yields, never reuses;
+/// * variable-latency instructions (loads, `S2R`, `MUFU`, conversions, atomics, `SYNCS`, …) set
+///   SB0 for their results and SB1 for their sources: `[B01----:R1:W0:-:S15]`. Atomics and
+///   `SYNCS` set SB0 even when the result is `RZ`/`PT` or absent; stores, reductions, TMA and
+///   `ARRIVES` (no result) set only SB1;
+/// * `MEMBAR` and `BAR` set SB1 (`[B01----:R1:W-:-:S15]`), except the `MEMBAR.SC.VC` of the
+///   exit bookend, which waits for nothing and stalls 0 (`[B------:R-:W-:-:S00]`);
+/// * `CCTL.IVALL` sets nothing; `FENCE.VIEW.ASYNC` sets SB0 only (`[B01----:R-:W0:-:S15]`);
+/// * `ERRBAR`, `HMMA` and `IMMA` stall 0 (`[B01----:R-:W-:-:S00]`);
+/// * `EXIT` sets nothing;
+/// * an instruction that never executes (`@!PT LDS RZ, [RZ]`, the padding before a fence)
+///   gets `[B------:R-:W-:Y:S01]`;
+/// * the padding after the code (`BRA` to itself, `NOP`s) gets `[B------:R-:W-:-:S00]`.
+pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
+    const NOTHING: Ctrl = Ctrl {
+        stall: 0,
+        yield_: false,
+        wbar: 7,
+        rbar: 7,
+        wait: 0,
+        reuse: 0,
+    };
+    if node.padding {
+        return NOTHING;
+    }
+    if i.guard.neg && i.guard.pred.num == 7 {
+        return Ctrl {
+            stall: 1,
+            yield_: true,
+            ..NOTHING
         };
-        if node.class.kind.is_variable() {
+    }
+    let mut c = Ctrl {
+        stall: 15,
+        wait: 0b11,
+        ..NOTHING
+    };
+    let reads_regs = node.reads.iter().any(|u| Some(*u) != node.guard);
+    match i.mnemonic {
+        "MEMBAR" if i.mods.contains(&"VC") => return NOTHING,
+        "MEMBAR" | "BAR" => c.rbar = 1,
+        "ERRBAR" | "HMMA" | "IMMA" => c.stall = 0,
+        "EXIT" => {}
+        "FENCE" if !reads_regs => c.wbar = 0,
+        "CCTL" if !reads_regs => {}
+        "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" => {
+            c.wbar = 0;
+            c.rbar = 1;
+        }
+        _ if node.class.kind.is_variable() => {
             if !node.writes.is_empty() {
                 c.wbar = 0;
             }
             c.rbar = 1;
         }
-        match node.class.class.as_str() {
-            // ERRBAR issues with the next instruction; MEMBAR (the -g exit bookend's
-            // MEMBAR.SC.VC) likewise, and waits for nothing.
-            "ERRBAR" => c.stall = 0,
-            "MEMBAR" => {
-                c = Ctrl {
-                    stall: 0,
-                    yield_: false,
-                    wbar: 7,
-                    rbar: 7,
-                    wait: 0,
-                    reuse: 0,
-                }
-            }
-            "EXIT" => c.rbar = 7,
-            _ => {}
-        }
-        if node.padding {
-            c = Ctrl {
-                stall: 0,
-                yield_: false,
-                wbar: 7,
-                rbar: 7,
-                wait: 0,
-                reuse: 0,
-            };
-        }
-        ctrl.push(c);
-        why.push(Why {
+        _ => {}
+    }
+    c
+}
+
+/// The serial scheme of [`Options::serial`]: [`serial_ctrl`] for each instruction.
+fn assign_serial(code: &[Instr], nodes: &[Node]) -> Assigned {
+    let ctrl = code
+        .iter()
+        .zip(nodes)
+        .map(|(i, n)| serial_ctrl(i, n))
+        .collect();
+    let why = nodes
+        .iter()
+        .map(|_| Why {
             stall: "serial (debug) scheme".into(),
             ..Why::default()
-        });
-    }
+        })
+        .collect();
     Assigned { ctrl, why }
 }
 
 /// [`assign`] on analysed nodes.
 pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     if opts.serial {
-        return assign_serial(nodes);
+        return assign_serial(code, nodes);
     }
     let n = nodes.len();
     let m = latency::model();

@@ -67,6 +67,9 @@ pub const PARAM_BASE: u32 = 0x210;
 pub struct Lowered {
     pub module: mir::Module,
     pub frames: Vec<FrameInfo>,
+    /// Debug code (`-g`): emission gives it ptxas's serial control words
+    /// ([`crate::emit::scoreboard::Options::serial`]). Set by [`crate::driver::lower`].
+    pub device_debug: bool,
 }
 
 /// Lowers every function with a body.

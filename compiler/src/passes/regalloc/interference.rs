@@ -39,9 +39,9 @@ pub fn edges(f: &Function) -> Vec<(VReg, VReg)> {
     for b in f.block_ids() {
         // The words of each live vreg.
         let mut now: FxHashMap<VReg, u8> = live.live_out[b.0 as usize]
-            .ones()
-            .map(|v| {
-                let v = VReg(v as u32);
+            .iter()
+            .map(|&v| {
+                let v = VReg(v);
                 (v, ((1u16 << words(v)) - 1) as u8)
             })
             .collect();
