@@ -399,21 +399,21 @@ fn command_line_writes_cubins() {
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 6, "{err}");
-    assert_eq!(lines[0], "ptxas info    : 0 bytes gmem");
+    assert_eq!(lines[0], "ptxc info    : 0 bytes gmem");
     assert_eq!(
         lines[1],
-        "ptxas info    : Compiling entry function 'vector_add' for 'sm_90a'"
+        "ptxc info    : Compiling entry function 'vector_add' for 'sm_90a'"
     );
     assert_eq!(
         lines[2],
-        "ptxas info    : Function properties for vector_add"
+        "ptxc info    : Function properties for vector_add"
     );
     assert_eq!(
         lines[3],
         "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
     );
     let used = lines[4]
-        .strip_prefix("ptxas info    : Used ")
+        .strip_prefix("ptxc info    : Used ")
         .and_then(|r| r.strip_suffix(" registers, used 0 barriers"))
         .expect("the Used line");
     let regs: u32 = used.parse().unwrap();
@@ -422,7 +422,7 @@ fn command_line_writes_cubins() {
         model.functions[0].registers, regs,
         "-v agrees with REGCOUNT"
     );
-    assert!(lines[5].starts_with("ptxas info    : Compile time = "));
+    assert!(lines[5].starts_with("ptxc info    : Compile time = "));
 
     // A module ptxc refuses leaves no file behind.
     let bad = dir.join("bad.ptx");

@@ -46,7 +46,7 @@ pub struct Built {
     pub cubin: Cubin,
     /// Kernels in PTX order.
     pub kernels: Vec<KernelInfo>,
-    /// Bytes of `.global` variables (`ptxas info    : N bytes gmem`).
+    /// Bytes of `.global` variables (`ptxc info    : N bytes gmem`).
     pub gmem: u64,
 }
 
@@ -649,29 +649,30 @@ fn kernel(
     Ok((f, info))
 }
 
-/// What `ptxas -v` prints for the module (standard error), in ptxas's wording:
+/// What `ptxas -v` prints for the module (standard error), in ptxas's wording and layout with
+/// `ptxc` in place of `ptxas` (so that `sed s/ptxc/ptxas/` makes the two reports diffable):
 ///
 /// ```text
-/// ptxas info    : 0 bytes gmem
-/// ptxas info    : Compiling entry function 'k' for 'sm_90a'
-/// ptxas info    : Function properties for k
+/// ptxc info    : 0 bytes gmem
+/// ptxc info    : Compiling entry function 'k' for 'sm_90a'
+/// ptxc info    : Function properties for k
 ///     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-/// ptxas info    : Used 12 registers, used 0 barriers, 8 bytes cumulative stack size, 16 bytes smem
-/// ptxas info    : Compile time = 6.125 ms
+/// ptxc info    : Used 12 registers, used 0 barriers, 8 bytes cumulative stack size, 16 bytes smem
+/// ptxc info    : Compile time = 6.125 ms
 /// ```
 ///
 /// ptxas prints `gmem` once, then one block per kernel in its processing order (reverse PTX
 /// order; measured on a two-kernel module). `compile_ms` is shared out evenly.
 pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
-    let mut s = format!("ptxas info    : {} bytes gmem\n", b.gmem);
+    let mut s = format!("ptxc info    : {} bytes gmem\n", b.gmem);
     let each = compile_ms / b.kernels.len().max(1) as f64;
     for k in b.kernels.iter().rev() {
         s.push_str(&format!(
-            "ptxas info    : Compiling entry function '{}' for '{arch}'\n",
+            "ptxc info    : Compiling entry function '{}' for '{arch}'\n",
             k.name
         ));
         s.push_str(&format!(
-            "ptxas info    : Function properties for {}\n",
+            "ptxc info    : Function properties for {}\n",
             k.name
         ));
         s.push_str(&format!(
@@ -679,7 +680,7 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
             k.frame, k.spill_stores, k.spill_loads
         ));
         let mut used = format!(
-            "ptxas info    : Used {} registers, used {} barriers",
+            "ptxc info    : Used {} registers, used {} barriers",
             k.registers, k.barriers
         );
         if k.frame > 0 {
@@ -690,7 +691,7 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
         }
         s.push_str(&used);
         s.push('\n');
-        s.push_str(&format!("ptxas info    : Compile time = {each:.3} ms\n"));
+        s.push_str(&format!("ptxc info    : Compile time = {each:.3} ms\n"));
     }
     s
 }
