@@ -89,6 +89,47 @@ fn ptxc_code_has_no_hazards() {
     assert!(bad.is_empty(), "{}", show("ptxc", &bad));
 }
 
+/// The same through the bytes users get: every cubin ptxc writes (the file `ptxc -o` would
+/// produce), read back by the checker as it reads ptxas's, has 0 hazards.
+#[test]
+fn ptxc_cubins_have_no_hazards() {
+    let mut written = 0;
+    let mut functions = 0;
+    let mut bad = Vec::new();
+    for path in files() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let src = SourceFile::new(path.display().to_string(), text);
+        let Ok(checked) = driver::frontend(&src, Arch::SM90A) else {
+            continue;
+        };
+        let opts = ptxc::passes::Options::new();
+        let Ok((lowered, _)) = driver::lower(&checked, &opts) else {
+            continue;
+        };
+        let Ok(encoded) = driver::encode(&lowered) else {
+            continue;
+        };
+        let build = ptxc::emit::build::BuildOptions {
+            device_debug: false,
+            tool_options: "-arch sm_90a".into(),
+        };
+        let Ok((_, cubin)) = driver::cubin(&checked, &lowered, &encoded, &build) else {
+            continue;
+        };
+        written += 1;
+        functions += encoded.len();
+        let h = hazards::check_cubin(&cubin).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if !h.is_empty() {
+            bad.push((path, h));
+        }
+    }
+    println!("hazards: ptxc cubins checked: {written} files, {functions} functions");
+    assert!(written > 100, "too few cubins: {written}");
+    assert!(bad.is_empty(), "{}", show("ptxc cubin", &bad));
+}
+
 /// Removing any one wait that the pass put in ptxc's code for the sample kernels, where the
 /// waited scoreboard covers a result the instruction reads, makes the checker report that read.
 #[test]
