@@ -109,10 +109,56 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
         }
     }
     if diags.is_empty() {
+        order_bank4(&checked.module, &mut out);
         Ok(out)
     } else {
         Err(diags)
     }
+}
+
+/// ptxas orders the `.nv.constant4` address slots by the variables' PTX declaration order, not
+/// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
+/// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
+fn order_bank4(m: &ast::Module, out: &mut Lowered) {
+    let decl: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Var(v) => Some(v),
+            _ => None,
+        })
+        .flat_map(|v| v.decls.iter().map(|d| d.name.text.as_str()))
+        .collect();
+    let rank = |n: &str| decl.iter().position(|d| *d == n).unwrap_or(usize::MAX);
+    let mut sorted = out.bank4.clone();
+    sorted.sort_by_key(|n| rank(n));
+    if sorted == out.bank4 {
+        return;
+    }
+    let new_slot: Vec<i64> = out
+        .bank4
+        .iter()
+        .map(|n| 8 * sorted.iter().position(|s| s == n).unwrap_or(0) as i64)
+        .collect();
+    for f in &mut out.module.functions {
+        for b in &mut f.blocks {
+            for i in &mut b.insts {
+                for o in &mut i.ops {
+                    if let mir::OpKind::CBank {
+                        bank: 4,
+                        base: None,
+                        offset,
+                    } = &mut o.kind
+                        && *offset % 8 == 0
+                        && let Some(k) = new_slot.get((*offset / 8) as usize)
+                    {
+                        *offset = *k;
+                    }
+                }
+            }
+        }
+    }
+    out.bank4 = sorted;
 }
 
 /// Module-scope variables and functions.
