@@ -69,7 +69,10 @@ fn global_array_address_comes_from_a_relocated_bank4_slot() {
     let v = c.variables.iter().find(|v| v.name == "foobar").unwrap();
     assert_eq!(v.space, VarSpace::Global);
     assert_eq!(v.size, 16);
-    assert_eq!(v.init.as_deref(), Some(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..]));
+    assert_eq!(
+        v.init.as_deref(),
+        Some(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])
+    );
     if let Some(want) = ptxas_model(&p) {
         assert_eq!(bank4_relocs(&want), bank4_relocs(&c));
         assert_eq!(want.variables, c.variables);
@@ -90,7 +93,11 @@ fn f32_initializer_and_const_bank_reads_match_ptxas() {
     for k in ["c[0x3][RZ]", "c[0x3][0x2]", "c[0x3][0x4]", "c[0x3][0x6]"] {
         assert!(listing.contains(k), "no {k}:\n{listing}");
     }
-    let v = c.variables.iter().find(|v| v.name == "constparams").unwrap();
+    let v = c
+        .variables
+        .iter()
+        .find(|v| v.name == "constparams")
+        .unwrap();
     assert_eq!(v.init.as_deref(), Some(&[10, 0, 20, 0, 30, 0, 40, 0][..]));
 }
 

@@ -9,7 +9,7 @@
 //!
 //! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
 //! debug information (`-g`, `.target …, debug`), mbarrier instructions
-//! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, initialized module variables, a
+//! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, module variables initialized with addresses, a
 //! parameter whose offset in ptxc's code is not where the driver puts it, and an
 //! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
 

@@ -198,7 +198,10 @@ fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
                             name: d.name.text.clone(),
                             space,
                             const_offset: if space == Space::Const {
-                                const_offsets.get(d.name.text.as_str()).copied().unwrap_or(0)
+                                const_offsets
+                                    .get(d.name.text.as_str())
+                                    .copied()
+                                    .unwrap_or(0)
                             } else {
                                 0
                             },

@@ -7,7 +7,9 @@
 //! * Symbol addresses as ptxas builds them: a `.shared` symbol is `(SR_CgaCtaId << 24) + 0x400 +
 //!   offset` (`S2R R, SR_CgaCtaId; MOV R0, 0x400; LEA R, R, R0, 0x18`), a `.local` symbol is
 //!   `R1 + offset`, a kernel parameter's `.param` address is its offset in the parameter block.
-//!   `.global`/`.const` module variables and functions need relocations: an error names them.
+//!   a `.global` variable's address is `LDC.64 c[0x4][8*slot]`, a slot of `.nv.constant4` that
+//!   `.rela.nv.constant4` relocates (`R_CUDA_64`), as ptxas does; the address of a `.const`
+//!   variable or a function still needs relocations ptxc does not write: an error names them.
 //! * Values defined once at the start of the entry block and found again by their hint:
 //!   `SR_CgaCtaId`, `SR_SWINHI`, the shared base.
 
