@@ -169,8 +169,7 @@ fn address_initializers_and_function_addresses_stay_refused() {
                     &encoded,
                     &ptxc::emit::build::BuildOptions::default(),
                 )
-                .err()
-                .expect("refused")
+                .expect_err("refused")
             }
         };
         assert!(
