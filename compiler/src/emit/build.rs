@@ -9,7 +9,7 @@
 //!
 //! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
 //! debug information (`-g`, `.target …, debug`), mbarrier instructions
-//! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, initialized module variables, a
+//! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, module variables initialized with addresses, a
 //! parameter whose offset in ptxc's code is not where the driver puts it, and an
 //! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
 
@@ -131,6 +131,25 @@ pub fn build(
             Err(mut d) => diags.append(&mut d),
         }
     }
+    if !lowered.bank4.is_empty() {
+        // ptxas: `.nv.constant4` holds one zeroed 8-byte slot per address the code loads,
+        // relocated by `.rela.nv.constant4` (`R_CUDA_64 <variable>`).
+        cubin.bank4 = Some(DataBlock {
+            data: vec![0; 8 * lowered.bank4.len()],
+            align: 8,
+            relocs: lowered
+                .bank4
+                .iter()
+                .enumerate()
+                .map(|(i, name)| Reloc {
+                    offset: 8 * i as u64,
+                    ty: runtime_abi::reloc::R_CUDA_64,
+                    symbol: name.clone(),
+                    addend: 0,
+                })
+                .collect(),
+        });
+    }
     if diags.is_empty() {
         Ok(Built {
             cubin,
@@ -183,18 +202,24 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
             Linkage::Local
         };
         for d in &v.decls {
-            if d.init.is_some() {
-                diags.push(err(
-                    d.span,
-                    format!(
-                        "ptxc cannot write the initializer of `{}` yet (.nv.global.init / \
-                         .nv.constant3 data)",
-                        d.name.text
-                    ),
-                ));
-                continue;
-            }
             let (size, align) = object_layout(&v.attrs, d);
+            let init = match &d.init {
+                None => None,
+                Some(i) => match init_bytes(&v.attrs, i, size as usize) {
+                    Some(b) => Some(b),
+                    None => {
+                        diags.push(err(
+                            d.span,
+                            format!(
+                                "ptxc cannot write the initializer of `{}` yet (.nv.global.init / \
+                                 .nv.constant3 data with addresses or this element type)",
+                                d.name.text
+                            ),
+                        ));
+                        continue;
+                    }
+                },
+            };
             if space == VarSpace::Global {
                 gmem += u64::from(size);
             }
@@ -206,12 +231,85 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
                 align: u64::from(align.max(1)),
                 // `.const` data is always present (PROGBITS); an uninitialized `.global` is
                 // NOBITS.
-                init: (space == VarSpace::Const).then(|| vec![0u8; size as usize]),
+                init: init.or_else(|| (space == VarSpace::Const).then(|| vec![0u8; size as usize])),
                 relocs: Vec::new(),
             });
         }
     }
     (out, gmem)
+}
+
+/// The bytes of a numeric initializer (`= {1}`, `= {0f3f800000}`, `= {10, 20, 30, 40}`):
+/// the elements in order, little-endian, the rest of the object zero. `None` for what ptxc
+/// cannot encode yet (addresses of symbols, which need `R_CUDA_G64` relocations).
+fn init_bytes(attrs: &[ast::Attr], init: &ast::Init, size: usize) -> Option<Vec<u8>> {
+    let ty = attrs.iter().find_map(|a| {
+        let t = a.word.text.as_str();
+        let (kind, bits) = t.strip_prefix('.').map(|t| t.split_at(1))?;
+        let bits: usize = bits.parse().ok()?;
+        matches!(kind, "b" | "u" | "s" | "f")
+            .then_some((kind == "f", bits))
+            .filter(|(_, b)| matches!(b, 8 | 16 | 32 | 64))
+    })?;
+    let (float, bits) = ty;
+    if float && bits < 32 {
+        return None;
+    }
+    fn leaves<'a>(i: &'a ast::Init, out: &mut Vec<&'a ast::Expr>) {
+        match i {
+            ast::Init::Expr(e) => out.push(e),
+            ast::Init::List(l, _) => l.iter().for_each(|i| leaves(i, out)),
+        }
+    }
+    let mut exprs = Vec::new();
+    leaves(init, &mut exprs);
+    let mut out = Vec::with_capacity(size);
+    for e in exprs {
+        let word: u64 = match e {
+            ast::Expr::Lit {
+                kind: ast::LitKind::HexF32,
+                text,
+                ..
+            } => {
+                let b = u32::from_str_radix(text.get(2..)?, 16).ok()?;
+                match bits {
+                    32 if float => u64::from(b),
+                    64 if float => f64::from(f32::from_bits(b)).to_bits(),
+                    _ => return None,
+                }
+            }
+            ast::Expr::Lit {
+                kind: ast::LitKind::HexF64,
+                text,
+                ..
+            } => {
+                let b = u64::from_str_radix(text.get(2..)?, 16).ok()?;
+                match bits {
+                    64 if float => b,
+                    32 if float => u64::from((f64::from_bits(b) as f32).to_bits()),
+                    _ => return None,
+                }
+            }
+            ast::Expr::Lit {
+                kind: ast::LitKind::Float,
+                ..
+            } => return None,
+            e => {
+                let v = eval_const(e)?;
+                match bits {
+                    32 if float => u64::from((v as f32).to_bits()),
+                    64 if float => (v as f64).to_bits(),
+                    _ => v as u64,
+                }
+            }
+        };
+        out.extend_from_slice(&word.to_le_bytes()[..bits / 8]);
+    }
+    if out.len() > size {
+        return None;
+    }
+    out.resize(size, 0);
+    Some(out)
 }
 
 /// The parameters of an entry as the driver sees them, checked against the offsets ptxc's code

@@ -39,8 +39,14 @@ pub enum Sym {
     Shared { offset: u32 },
     /// A `.local` variable at this offset in the thread's stack frame.
     Local { offset: u32 },
-    /// A module-scope `.global` or `.const` variable.
-    Global { name: String, space: Space },
+    /// A module-scope `.global` or `.const` variable. `const_offset`: where a `.const`
+    /// variable sits in `.nv.constant3` (`c[0x3]`), laid out as the cubin writer does (by
+    /// decreasing alignment, PTX order among equals); 0 for `.global`.
+    Global {
+        name: String,
+        space: Space,
+        const_offset: u32,
+    },
     /// A function, as a call target or a value.
     Func(String),
 }
@@ -70,6 +76,10 @@ pub struct Lowered {
     /// Debug code (`-g`): emission gives it ptxas's serial control words
     /// ([`crate::emit::scoreboard::Options::serial`]). Set by [`crate::driver::lower`].
     pub device_debug: bool,
+    /// `.nv.constant4`: the `.global` variables whose 64-bit addresses the code loads from
+    /// `c[0x4][8*i]` (`LDC.64`), in order of first use; the cubin relocates slot `i` to
+    /// variable `i` (`R_CUDA_64`), as ptxas does.
+    pub bank4: Vec<String>,
 }
 
 /// Lowers every function with a body.
@@ -90,7 +100,7 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
                 continue;
             }
         };
-        match lower_function(&f, &globals) {
+        match lower_function(&f, &globals, &mut out.bank4) {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
                 out.frames.push(frame);
@@ -99,15 +109,85 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
         }
     }
     if diags.is_empty() {
+        order_bank4(&checked.module, &mut out);
         Ok(out)
     } else {
         Err(diags)
     }
 }
 
+/// ptxas orders the `.nv.constant4` address slots by the variables' PTX declaration order, not
+/// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
+/// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
+fn order_bank4(m: &ast::Module, out: &mut Lowered) {
+    let decl: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Var(v) => Some(v),
+            _ => None,
+        })
+        .flat_map(|v| v.decls.iter().map(|d| d.name.text.as_str()))
+        .collect();
+    let rank = |n: &str| decl.iter().position(|d| *d == n).unwrap_or(usize::MAX);
+    let mut sorted = out.bank4.clone();
+    sorted.sort_by_key(|n| rank(n));
+    if sorted == out.bank4 {
+        return;
+    }
+    let new_slot: Vec<i64> = out
+        .bank4
+        .iter()
+        .map(|n| 8 * sorted.iter().position(|s| s == n).unwrap_or(0) as i64)
+        .collect();
+    for f in &mut out.module.functions {
+        for b in &mut f.blocks {
+            for i in &mut b.insts {
+                for o in &mut i.ops {
+                    if let mir::OpKind::CBank {
+                        bank: 4,
+                        base: None,
+                        offset,
+                    } = &mut o.kind
+                        && *offset % 8 == 0
+                        && let Some(k) = new_slot.get((*offset / 8) as usize)
+                    {
+                        *offset = *k;
+                    }
+                }
+            }
+        }
+    }
+    out.bank4 = sorted;
+}
+
 /// Module-scope variables and functions.
 fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
     let mut out = FxHashMap::default();
+    // `.nv.constant3`: the `.const` variables by decreasing alignment, each at its alignment
+    // (`emit::write::var_offset`).
+    let mut consts: Vec<(&str, u32, u32)> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Var(v) if v.space == Space::Const => Some(v),
+            _ => None,
+        })
+        .flat_map(|v| {
+            v.decls.iter().map(|d| {
+                let (size, align) = object_layout(&v.attrs, d);
+                (d.name.text.as_str(), size, align.max(1))
+            })
+        })
+        .collect();
+    consts.sort_by_key(|c| std::cmp::Reverse(c.2));
+    let mut const_offsets = FxHashMap::default();
+    let mut end = 0u32;
+    for (name, size, align) in consts {
+        let off = end.next_multiple_of(align);
+        const_offsets.entry(name).or_insert(off);
+        end = off + size;
+    }
     for item in &m.items {
         match item {
             Item::Var(v) => {
@@ -117,6 +197,14 @@ fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
                         space => Sym::Global {
                             name: d.name.text.clone(),
                             space,
+                            const_offset: if space == Space::Const {
+                                const_offsets
+                                    .get(d.name.text.as_str())
+                                    .copied()
+                                    .unwrap_or(0)
+                            } else {
+                                0
+                            },
                         },
                     };
                     out.insert(d.name.text.clone(), (sym, Decl(v.attrs.clone(), d.clone())));
@@ -227,6 +315,9 @@ pub struct Plan<'a> {
     diags: Vec<Diagnostic>,
     /// The kernel carries `.explicitcluster`.
     explicit_cluster: bool,
+    /// The module's `.nv.constant4` address table (see [`Lowered::bank4`]), lent to the
+    /// function being lowered.
+    bank4: Vec<String>,
 }
 
 impl Plan<'_> {
@@ -299,6 +390,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             .directives
             .iter()
             .any(|d| d.name.text == ".explicitcluster"),
+        bank4: Vec::new(),
     };
     // Module scope: globals and functions. Module-level `.shared` variables are placed once the
     // body's own `.shared` variables are (below), as ptxas lays out a kernel's window: the
@@ -584,8 +676,10 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
 pub fn lower_function(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
+    bank4: &mut Vec<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut plan = plan(f, globals);
+    plan.bank4 = std::mem::take(bank4);
     let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
     // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
     if let Some(n) = f
@@ -604,6 +698,7 @@ pub fn lower_function(
     mf.blocks[0].label = plan.blocks[0].label.clone();
     mf.frame_bytes = plan.frame.local_bytes;
     isel::select(&mut plan, &mut mf);
+    *bank4 = std::mem::take(&mut plan.bank4);
     if !plan.diags.is_empty() {
         return Err(plan.diags);
     }

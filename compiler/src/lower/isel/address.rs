@@ -7,7 +7,9 @@
 //! * Symbol addresses as ptxas builds them: a `.shared` symbol is `(SR_CgaCtaId << 24) + 0x400 +
 //!   offset` (`S2R R, SR_CgaCtaId; MOV R0, 0x400; LEA R, R, R0, 0x18`), a `.local` symbol is
 //!   `R1 + offset`, a kernel parameter's `.param` address is its offset in the parameter block.
-//!   `.global`/`.const` module variables and functions need relocations: an error names them.
+//!   a `.global` variable's address is `LDC.64 c[0x4][8*slot]`, a slot of `.nv.constant4` that
+//!   `.rela.nv.constant4` relocates (`R_CUDA_64`), as ptxas does; the address of a `.const`
+//!   variable or a function still needs relocations ptxc does not write: an error names them.
 //! * Values defined once at the start of the entry block and found again by their hint:
 //!   `SR_CgaCtaId`, `SR_SWINHI`, the shared base.
 
@@ -366,6 +368,41 @@ impl Cx<'_> {
             }
             Sym::Param { cbank_offset, .. } => {
                 Val::Imm(i64::from(*cbank_offset) - i64::from(PARAM_BASE) + off)
+            }
+            Sym::Global {
+                name: var,
+                space: ast::Space::Global,
+                ..
+            } => {
+                // ptxas: the address comes from a relocated slot of the compiler's constant bank
+                // (`LDC.64 R2, c[0x4][RZ]`, `.rela.nv.constant4`: `R_CUDA_64 foobar`).
+                let slot = match self.bank4.iter().position(|n| n == var) {
+                    Some(i) => i,
+                    None => {
+                        self.bank4.push(var.clone());
+                        self.bank4.len() - 1
+                    }
+                };
+                let r = self.new_vreg(RegClass::Gpr, 2);
+                let r = Reg::whole(r, 2);
+                self.emit_unguarded(Inst::new(
+                    "LDC",
+                    &["64"],
+                    vec![
+                        Operand::def(r),
+                        Operand::new(OpKind::CBank {
+                            bank: 4,
+                            base: None,
+                            offset: 8 * slot as i64,
+                        }),
+                    ],
+                ));
+                let r = if off == 0 { r } else { self.add64(r, off) };
+                return Some(if words == 2 {
+                    Val::Reg(r)
+                } else {
+                    Val::Reg(word_of(r, 0))
+                });
             }
             Sym::Global { .. } | Sym::Func(_) => {
                 self.error(

@@ -884,6 +884,44 @@ impl Cx<'_> {
                 reg: None,
                 off: i64::from(*cbank_offset) + off,
             },
+            (
+                Space::Const,
+                Base::Sym(
+                    Sym::Global {
+                        space: ast::Space::Const,
+                        const_offset,
+                        ..
+                    },
+                    _,
+                ),
+            ) => Loc::CBank {
+                // ptxas: `ld.const.b16 t, [constparams+2]` → `LDC.U16 R7, c[0x3][0x2]`.
+                bank: 3,
+                reg: None,
+                off: i64::from(*const_offset) + off,
+            },
+            (
+                Space::Global | Space::Generic,
+                Base::Sym(
+                    sym @ Sym::Global {
+                        space: ast::Space::Global,
+                        ..
+                    },
+                    name,
+                ),
+            ) => {
+                // The address from `.nv.constant4` (`LDC.64`), then `desc[UR][R.64+off]`.
+                let Some(Val::Reg(r)) = self.sym_value(&sym.clone(), &name.clone(), 0, 2, a.span)
+                else {
+                    return None;
+                };
+                let (reg, off) = self.reg64_off(r, off);
+                Loc::Desc {
+                    global: space == Space::Global,
+                    reg,
+                    off,
+                }
+            }
             (Space::Global | Space::Generic, Base::Reg(r)) if r.count() == 2 => {
                 let (reg, off) = self.reg64_off(*r, off);
                 Loc::Desc {

@@ -55,6 +55,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         ssa: &mut plan.ssa,
         f,
         diags: &mut plan.diags,
+        bank4: &mut plan.bank4,
         cur: BlockId(0),
         scope: 0,
         guard: None,
@@ -158,6 +159,8 @@ pub struct Cx<'p> {
     ssa: &'p mut SsaBuilder,
     pub f: &'p mut Function,
     diags: &'p mut Vec<Diagnostic>,
+    /// The module's `.nv.constant4` address table ([`crate::lower::Lowered::bank4`]).
+    bank4: &'p mut Vec<String>,
     /// The block instructions are appended to.
     pub cur: BlockId,
     /// The scope of the PTX instruction being lowered.
