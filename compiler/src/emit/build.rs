@@ -652,6 +652,11 @@ fn kernel(
             // records no entry for `activemask` (`VOTE.ANY R, PT, PT`). ptxc encodes no
             // membermask (lower/isel/warp.rs), so no register holds one: 0xffffffff, as ptxas
             // writes for an immediate full mask.
+            // `bar.warp.sync -1`: a NOP placeholder, recorded as ptxas does with the full mask.
+            "NOP" if enc.warpsync_offsets.contains(&at) => {
+                f.attrs.coop_group_offsets.push(at);
+                f.attrs.coop_group_mask_regids.push(u32::MAX);
+            }
             "SHFL" | "MATCH" | "REDUX" | "VOTE" => {
                 let activemask = i.mnemonic == "VOTE"
                     && i.operands.len() == 3

@@ -20,6 +20,9 @@ pub struct EncodedFunction {
     pub words: Vec<[u64; 2]>,
     /// Byte offsets of the `EXIT` instructions (EIATTR_EXIT_INSTR_OFFSETS).
     pub exit_offsets: Vec<u32>,
+    /// Byte offsets of the `NOP`s that stand for `bar.warp.sync -1` (the scheduler's and the
+    /// padding's NOPs are not MIR instructions): EIATTR_COOP_GROUP_INSTR_OFFSETS.
+    pub warpsync_offsets: Vec<u32>,
     /// Instructions before the padding.
     pub code_len: usize,
     /// Why each instruction got its control word (`--explain-ctrl`).
@@ -247,6 +250,9 @@ fn lay_out(
             i.ctrl = PLAIN;
             if i.mnemonic == "EXIT" {
                 out.exit_offsets.push(i.addr as u32);
+            }
+            if i.mnemonic == "NOP" {
+                out.warpsync_offsets.push(i.addr as u32);
             }
             out.instrs.push(i);
             origin.push(Some((bi, ii, false)));

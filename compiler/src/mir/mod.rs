@@ -403,12 +403,13 @@ impl Inst {
         matches!(self.mnemonic, "PHI" | "COPY" | "UNDEF" | "KILL")
     }
 
-    /// Whether control leaves the block after (or instead of) this instruction.
+    /// Whether control leaves the block after (or instead of) this instruction. `BPT.TRAP`
+    /// (`trap`) ends the thread.
     pub fn is_terminator(&self) -> bool {
         matches!(
             self.mnemonic,
             "BRA" | "EXIT" | "RET" | "BRX" | "JMP" | "JMX"
-        )
+        ) || self.mnemonic == "BPT" && self.mods.contains(&"TRAP")
     }
 
     /// Every register mentioned, with its role; the guard counts as a use.

@@ -1,6 +1,6 @@
-//! Control flow and barriers: `bra`, `ret`/`exit`, `bar`.
+//! Control flow and barriers: `bra`, `ret`/`exit`, `trap`, `bar`, `bar.warp.sync`, `nanosleep`.
 
-use super::{Cx, PtxOp};
+use super::{Cx, PtxOp, Val};
 use crate::frontend::ast;
 use crate::frontend::check::eval_const;
 use crate::lower::PlanView;
@@ -14,9 +14,10 @@ impl Cx<'_> {
             "bra" => self.bra(ins),
             "ret" | "exit" => self.ret(ins),
             "bar" | "barrier" => self.bar(ins, &op.flags),
-            "brx.idx" | "call" | "trap" | "brkpt" | "bar.warp.sync" | "nanosleep" | "pmevent" => {
-                false
-            }
+            "trap" => self.trap(ins),
+            "nanosleep" => self.nanosleep(op),
+            "bar.warp.sync" => self.bar_warp_sync(ins),
+            "brx.idx" | "call" | "brkpt" | "pmevent" => false,
             _ => return None,
         })
     }
@@ -76,6 +77,72 @@ impl Cx<'_> {
             &["SYNC", "DEFER_BLOCKING"],
             vec![Operand::imm(id)],
         ));
+        true
+    }
+
+    /// `trap`: `BPT.TRAP 0x1`, which ends the thread, so it ends its block (ptxas emits no
+    /// `EXIT` after it; a `ret` that follows is unreachable).
+    pub(super) fn trap(&mut self, ins: &ast::Instruction) -> bool {
+        if self.guard.is_some() {
+            // ptxas branches around an unpredicated BPT.TRAP (`@P0 BRA next`); ptxc does not
+            // split the block for that yet.
+            self.error(
+                ins.opcode.span,
+                "ptxc cannot lower a guarded `trap` yet (ptxas branches around BPT.TRAP)",
+            );
+            return true;
+        }
+        self.emit(Inst::new("BPT", &["TRAP"], vec![Operand::imm(1)]));
+        true
+    }
+
+    /// `nanosleep.u32 t`: `NANOSLEEP t` (an immediate or a register).
+    pub(super) fn nanosleep(&mut self, op: &PtxOp<'_>) -> bool {
+        let Some(u32_ty) = op.ty().filter(|t| t.name == "u32") else {
+            return false;
+        };
+        if !op.flags.is_empty() {
+            return false;
+        }
+        let [t] = op.operands() else {
+            return false;
+        };
+        let Some(v) = self.val(t, u32_ty) else {
+            return true;
+        };
+        let t = match v {
+            Val::Imm(i) => Operand::imm(i & 0xffff_ffff),
+            other => {
+                let r = self.to_reg(other, 1);
+                Operand::use_(r)
+            }
+        };
+        self.emit(Inst::new("NANOSLEEP", &[], vec![t]));
+        true
+    }
+
+    /// `bar.warp.sync -1`: ptxas emits a `NOP` that the driver may patch, listed in
+    /// EIATTR_COOP_GROUP_INSTR_OFFSETS with the mask 0xffffffff in
+    /// EIATTR_COOP_GROUP_MASK_REGIDS (emit/build.rs). A partial or register mask is refused:
+    /// ptxas loads it into a register and records that register's id, which ptxc cannot yet.
+    pub(super) fn bar_warp_sync(&mut self, ins: &ast::Instruction) -> bool {
+        let full = match ins.operands[..] {
+            [ast::Operand::Expr(ref e)] => eval_const(e).is_some_and(|v| v as u32 == u32::MAX),
+            _ => false,
+        };
+        if self.guard.is_some() {
+            self.error(ins.span, "ptxc cannot lower a guarded `bar.warp.sync` yet");
+            return true;
+        }
+        if !full {
+            self.error(
+                ins.span,
+                "ptxc cannot lower `bar.warp.sync` with a mask other than -1 yet (ptxas records \
+                 the mask register in EIATTR_COOP_GROUP_MASK_REGIDS)",
+            );
+            return true;
+        }
+        self.emit(Inst::new("NOP", &[], vec![]));
         true
     }
 }
