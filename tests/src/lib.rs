@@ -314,3 +314,18 @@ macro_rules! ptxc_bin {
         std::path::PathBuf::from(env!("CARGO_BIN_EXE_ptxc-tested"))
     };
 }
+
+/// ptxc's listing of a function as instruction texts, one per instruction, without addresses,
+/// the trailing `;` and the padding after the code.
+pub fn listing_lines(f: &ptxc::emit::sass::EncodedFunction) -> Vec<String> {
+    ptxc::emit::sass::listing(f)
+        .expect("ptxc's own words decode")
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            l.split_once("*/")
+                .map(|(_, t)| t.trim().trim_end_matches(';').trim().to_string())
+        })
+        .take(f.code_len)
+        .collect()
+}

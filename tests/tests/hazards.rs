@@ -22,12 +22,27 @@ fn files() -> Vec<PathBuf> {
 }
 
 fn compile(path: &Path) -> Result<Vec<ptxc::emit::sass::EncodedFunction>, String> {
+    compile_all(path).map(|(_, _, encoded)| encoded)
+}
+
+/// The checked module, the lowered one and the encoded functions (what a cubin is built from).
+fn compile_all(
+    path: &Path,
+) -> Result<
+    (
+        driver::Checked,
+        ptxc::lower::Lowered,
+        Vec<ptxc::emit::sass::EncodedFunction>,
+    ),
+    String,
+> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let src = SourceFile::new(path.display().to_string(), text);
     let checked = driver::frontend(&src, Arch::SM90A).map_err(|d| src.render(&d[0]))?;
     let opts = ptxc::passes::Options::new();
     let (lowered, _) = driver::lower(&checked, &opts).map_err(|d| src.render(&d[0]))?;
-    driver::encode(&lowered).map_err(|d| src.render(&d[0]))
+    let encoded = driver::encode(&lowered).map_err(|d| src.render(&d[0]))?;
+    Ok((checked, lowered, encoded))
 }
 
 fn show(what: &str, bad: &[(PathBuf, Vec<Hazard>)]) -> String {
@@ -97,18 +112,7 @@ fn ptxc_cubins_have_no_hazards() {
     let mut functions = 0;
     let mut bad = Vec::new();
     for path in files() {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let src = SourceFile::new(path.display().to_string(), text);
-        let Ok(checked) = driver::frontend(&src, Arch::SM90A) else {
-            continue;
-        };
-        let opts = ptxc::passes::Options::new();
-        let Ok((lowered, _)) = driver::lower(&checked, &opts) else {
-            continue;
-        };
-        let Ok(encoded) = driver::encode(&lowered) else {
+        let Ok((checked, lowered, encoded)) = compile_all(&path) else {
             continue;
         };
         let build = ptxc::emit::build::BuildOptions {

@@ -29,16 +29,7 @@ fn compile_text(name: &str, text: &str) -> Result<Vec<ptxc::emit::sass::EncodedF
 
 /// Our listing of a function: one instruction text per line, without the padding.
 fn our_lines(f: &ptxc::emit::sass::EncodedFunction) -> Vec<String> {
-    ptxc::emit::sass::listing(f)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            l.split_once("*/")
-                .map(|(_, t)| t.trim().trim_end_matches(';').trim().to_string())
-        })
-        .take(f.code_len)
-        .collect()
+    ptxc_tests::listing_lines(f)
 }
 
 /// nvdisasm's text for raw words (`None` with its error when it rejects them).

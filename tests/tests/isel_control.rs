@@ -30,16 +30,7 @@ fn compile(body: &str) -> Result<(Vec<String>, ptxc::emit::model::Function), Str
     let (lowered, _) = driver::lower(&checked, &opts).map_err(|d| src.render(&d[0]))?;
     let encoded = driver::encode(&lowered).map_err(|d| src.render(&d[0]))?;
     let f = &encoded[0];
-    let listing = ptxc::emit::sass::listing(f).expect("ptxc's own words decode");
-    let lines = listing
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            l.split_once("*/")
-                .map(|(_, t)| t.trim().trim_end_matches(';').trim().to_string())
-        })
-        .take(f.code_len)
-        .collect();
+    let lines = ptxc_tests::listing_lines(f);
     let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default())
         .map_err(|d| src.render(&d[0]))?;
     let func = built

@@ -39,19 +39,7 @@ fn ptxc_sass(name: &str, text: &str) -> Result<Listing, String> {
     let encoded = driver::encode(&lowered).map_err(|d| src.render(&d[0]))?;
     Ok(encoded
         .iter()
-        .map(|f| {
-            let text = ptxc::emit::sass::listing(f).expect("ptxc's own words decode");
-            let lines = text
-                .lines()
-                .skip(1)
-                .filter_map(|l| {
-                    l.split_once("*/")
-                        .map(|(_, t)| t.trim().trim_end_matches(';').trim().to_string())
-                })
-                .take(f.code_len)
-                .collect();
-            (f.name.clone(), lines)
-        })
+        .map(|f| (f.name.clone(), ptxc_tests::listing_lines(f)))
         .collect())
 }
 

@@ -413,6 +413,17 @@ fn merge(into: &mut State, from: &State) -> bool {
     changed
 }
 
+/// The control word of the padding after the code (`BRA` to itself, `NOP`s) and of anything
+/// else that waits for nothing, sets nothing and stalls 0: `[B------:R-:W-:-:S00]`.
+const PADDING: Ctrl = Ctrl {
+    stall: 0,
+    yield_: false,
+    wbar: 7,
+    rbar: 7,
+    wait: 0,
+    reuse: 0,
+};
+
 /// Whether an instruction waits for everything in flight: `RET`, and a `CALL` whose callee is
 /// not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
 /// the registers live into the subroutine ([`call_reads`]).
@@ -860,32 +871,24 @@ pub fn assign(code: &[Instr]) -> Result<Assigned, String> {
 ///   gets `[B------:R-:W-:Y:S01]`;
 /// * the padding after the code (`BRA` to itself, `NOP`s) gets `[B------:R-:W-:-:S00]`.
 pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
-    const NOTHING: Ctrl = Ctrl {
-        stall: 0,
-        yield_: false,
-        wbar: 7,
-        rbar: 7,
-        wait: 0,
-        reuse: 0,
-    };
     if node.padding {
-        return NOTHING;
+        return PADDING;
     }
     if i.guard.neg && i.guard.pred.num == 7 {
         return Ctrl {
             stall: 1,
             yield_: true,
-            ..NOTHING
+            ..PADDING
         };
     }
     let mut c = Ctrl {
         stall: 15,
         wait: 0b11,
-        ..NOTHING
+        ..PADDING
     };
     let reads_regs = node.reads.iter().any(|u| Some(*u) != node.guard);
     match i.mnemonic {
-        "MEMBAR" if i.mods.contains(&"VC") => return NOTHING,
+        "MEMBAR" if i.mods.contains(&"VC") => return PADDING,
         "MEMBAR" | "BAR" => c.rbar = 1,
         "ERRBAR" | "HMMA" | "IMMA" => c.stall = 0,
         "EXIT" => {}
@@ -1077,14 +1080,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     // Padding: BRA self and NOPs with stall 0.
     for (k, node) in nodes.iter().enumerate() {
         if node.padding {
-            ctrl[k] = Ctrl {
-                stall: 0,
-                yield_: false,
-                wbar: 7,
-                rbar: 7,
-                wait: 0,
-                reuse: 0,
-            };
+            ctrl[k] = PADDING;
             why[k].stall = "padding".into();
         }
     }

@@ -265,21 +265,25 @@ impl Model {
 
     /// The `raw.csv` row that applies to a producer, consumer and operand.
     pub fn raw_row(&self, p: &OpClass, c: &OpClass, op: Operand) -> Option<&Row> {
+        self.raw_rows(p, c, op).next()
+    }
+
+    /// Every `raw.csv` row that applies to a producer, consumer and operand, most specific first
+    /// (class before pipe before `*`, producer before consumer before operand).
+    fn raw_rows(&self, p: &OpClass, c: &OpClass, op: Operand) -> impl Iterator<Item = &Row> {
         let (ps, cs, os) = (
             self.ids([p.class.as_str(), p.pipe.as_str(), "*"]),
             self.ids([c.class.as_str(), c.pipe.as_str(), "*"]),
             self.ids([op.name(), "*"]),
         );
-        for pk in ps.iter().flatten() {
-            for ck in cs.iter().flatten() {
-                for ok in os.iter().flatten() {
-                    if let Some(&k) = self.raw_index.get(&(*pk, *ck, *ok)) {
-                        return Some(&self.raw[k]);
-                    }
-                }
-            }
-        }
-        None
+        ps.into_iter().flatten().flat_map(move |pk| {
+            cs.into_iter().flatten().flat_map(move |ck| {
+                os.into_iter()
+                    .flatten()
+                    .filter_map(move |ok| self.raw_index.get(&(pk, ck, ok)))
+                    .map(|&k| &self.raw[k])
+            })
+        })
     }
 
     /// The numbers of names (`None` for a name no row uses).
@@ -307,23 +311,7 @@ impl Model {
     /// most specific one): the fewest cycles ptxas has left between producers and consumers of
     /// these classes and pipes. The hazard checker's requirement (0 when no row applies).
     pub fn raw_latency_floor(&self, p: &OpClass, c: &OpClass, op: Operand) -> u8 {
-        let mut best: Option<u8> = None;
-        let (ps, cs, os) = (
-            self.ids([p.class.as_str(), p.pipe.as_str(), "*"]),
-            self.ids([c.class.as_str(), c.pipe.as_str(), "*"]),
-            self.ids([op.name(), "*"]),
-        );
-        for pk in ps.iter().flatten() {
-            for ck in cs.iter().flatten() {
-                for ok in os.iter().flatten() {
-                    if let Some(&k) = self.raw_index.get(&(*pk, *ck, *ok)) {
-                        let v = self.raw[k].cycles;
-                        best = Some(best.map_or(v, |b| b.min(v)));
-                    }
-                }
-            }
-        }
-        best.unwrap_or(0)
+        self.raw_rows(p, c, op).map(|r| r.cycles).min().unwrap_or(0)
     }
 
     /// Read-after-write latency in cycles (0 when no row applies).
