@@ -82,10 +82,11 @@ pub const STT_FUNC: u8 = 2;
 pub const STT_SECTION: u8 = 3;
 /// A texture reference (`.global .texref`): `st_info` 0x1a.
 pub const STT_CUDA_TEXTURE: u8 = 10;
-/// A surface reference (`.global .surfref`).
-pub const STT_CUDA_SURFACE: u8 = 11;
-/// A sampler reference (`.global .samplerref`).
-pub const STT_CUDA_SAMPLER: u8 = 12;
+/// A surface reference (`.global .surfref`): `st_info` 0x1c (probed: ptxas 13.1 on a module
+/// declaring `.texref t0; .surfref s0; .samplerref sm0;` writes 0x1a, 0x1c, 0x1b).
+pub const STT_CUDA_SURFACE: u8 = 12;
+/// A sampler reference (`.global .samplerref`): `st_info` 0x1b.
+pub const STT_CUDA_SAMPLER: u8 = 11;
 /// `st_other` of a kernel entry (`.entry`): STO_CUDA_ENTRY.
 pub const STO_CUDA_ENTRY: u8 = 0x10;
 /// `st_other` of `__nv_reservedSMEM_offset_0_alias` (0xa0).

@@ -153,9 +153,33 @@ fn slots_follow_declaration_order_and_direct_symbol_accesses_work() {
     }
 }
 
+/// A `.const` variable's address is its offset in `.nv.constant3`, with no relocation: `mov.u64
+/// %rd, x` is that number, and an initializer naming `.const` variables holds their offsets
+/// (ptxas: `constparams = {x, y}` → 0x0, 0x8).
 #[test]
-fn address_initializers_and_function_addresses_stay_refused() {
-    for name in ["const_ident.ptx", "func_ptr.ptx"] {
+fn const_addresses_are_bank3_offsets() {
+    let (p, text) = corpus("const_ident.ptx");
+    let (listing, c) = compile("const_ident.ptx", &text);
+    assert!(c.bank4.is_none(), "no address slots");
+    let v = c
+        .variables
+        .iter()
+        .find(|v| v.name == "constparams")
+        .unwrap();
+    assert_eq!(
+        v.init.as_deref(),
+        Some(&[0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0][..])
+    );
+    assert!(listing.contains("MOV R6, 0x8 ;"), "{listing}");
+    if let Some(want) = ptxas_model(&p) {
+        assert_eq!(want.variables, c.variables);
+        assert_eq!(bank4_relocs(&want), bank4_relocs(&c));
+    }
+}
+
+#[test]
+fn function_addresses_stay_refused() {
+    for name in ["func_ptr.ptx"] {
         let (_, text) = corpus(name);
         let src = SourceFile::new(name.to_string(), text);
         let checked = driver::frontend(&src, Arch::SM90A).expect("frontend");

@@ -19,7 +19,7 @@ use crate::diag::Diagnostic;
 use crate::driver::Checked;
 use crate::frontend::ast::{self, FunctionKind as AstKind, Item, Space, Span, Stmt};
 use crate::frontend::check::eval_const;
-use crate::lower::{Lowered, object_layout};
+use crate::lower::{Lowered, OpaqueKind, object_layout};
 use crate::mir::{self, RegClass};
 use crate::target::sm90a::{self as sass, OperandKind};
 use runtime_abi::eiattr::{Annotation, CUDA_API_VERSION_13_1};
@@ -98,8 +98,22 @@ pub fn build(
              sections ptxc does not generate",
         ));
     }
+    for item in &checked.module.items {
+        if let Item::Target { targets, .. } = item
+            && let Some(t) = targets.iter().find(|t| t.text == "texmode_independent")
+        {
+            // ptxas marks such a module (EIATTR_TEXMODE_INDEPENDENT) and initialises its
+            // samplers (EIATTR_SAMPLER_INIT); ptxc writes neither yet.
+            diags.push(err(
+                t.span,
+                "ptxc cannot write the cubin of a `texmode_independent` module yet \
+                 (EIATTR_TEXMODE_INDEPENDENT and EIATTR_SAMPLER_INIT records)",
+            ));
+        }
+    }
     let (variables, gmem) = module_variables(&checked.module, &mut diags);
     cubin.variables = variables;
+    cubin.externs = module_externs(&checked.module);
     let mut kernels = Vec::new();
     for (i, mf) in lowered.module.functions.iter().enumerate() {
         let Some(af) = checked.module.items.iter().find_map(|it| match it {
@@ -161,8 +175,43 @@ pub fn build(
     }
 }
 
+/// The texture, surface and sampler references, in PTX order: undefined symbols
+/// (`STT_CUDA_TEXTURE` …) that ptxas lists whether or not a kernel uses them.
+fn module_externs(m: &ast::Module) -> Vec<Extern> {
+    let mut out = Vec::new();
+    for item in &m.items {
+        let Item::Var(v) = item else { continue };
+        let Some(kind) = OpaqueKind::of(&v.attrs) else {
+            continue;
+        };
+        let kind = match kind {
+            OpaqueKind::Texture => ExternKind::Texture,
+            OpaqueKind::Surface => ExternKind::Surface,
+            OpaqueKind::Sampler => ExternKind::Sampler,
+        };
+        out.extend(v.decls.iter().map(|d| Extern {
+            name: d.name.text.clone(),
+            kind,
+        }));
+    }
+    out
+}
+
 /// `.global` and `.const` variables, in PTX order, and the `.global` bytes.
 fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variable>, u64) {
+    // `.const` variables' addresses (their offsets in `.nv.constant3`), for initializers that
+    // name them.
+    let const_addrs: rustc_hash::FxHashMap<String, u32> = crate::lower::module_symbols(m)
+        .into_iter()
+        .filter_map(|(name, (sym, _))| match sym {
+            crate::lower::Sym::Global {
+                space: Space::Const,
+                const_offset,
+                ..
+            } => Some((name, const_offset)),
+            _ => None,
+        })
+        .collect();
     let mut out = Vec::new();
     let mut gmem = 0u64;
     for item in &m.items {
@@ -172,19 +221,9 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
             Space::Const => VarSpace::Const,
             _ => continue,
         };
-        if let Some(a) = v
-            .attrs
-            .iter()
-            .find(|a| matches!(a.word.text.as_str(), ".texref" | ".surfref" | ".samplerref"))
-        {
-            diags.push(err(
-                v.span,
-                format!(
-                    "ptxc cannot write `{}` variables yet (texture header slots and their \
-                     relocations)",
-                    a.word.text
-                ),
-            ));
+        if OpaqueKind::of(&v.attrs).is_some() {
+            // Texture, surface and sampler references are undefined symbols the driver binds
+            // (`module_externs`).
             continue;
         }
         // ptxas: "Unresolved extern variable … in whole program compilation, ignoring extern
@@ -205,7 +244,7 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
             let (size, align) = object_layout(&v.attrs, d);
             let init = match &d.init {
                 None => None,
-                Some(i) => match init_bytes(&v.attrs, i, size as usize) {
+                Some(i) => match init_bytes(&v.attrs, i, size as usize, &const_addrs) {
                     Some(b) => Some(b),
                     None => {
                         diags.push(err(
@@ -242,7 +281,12 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
 /// The bytes of a numeric initializer (`= {1}`, `= {0f3f800000}`, `= {10, 20, 30, 40}`):
 /// the elements in order, little-endian, the rest of the object zero. `None` for what ptxc
 /// cannot encode yet (addresses of symbols, which need `R_CUDA_G64` relocations).
-fn init_bytes(attrs: &[ast::Attr], init: &ast::Init, size: usize) -> Option<Vec<u8>> {
+fn init_bytes(
+    attrs: &[ast::Attr],
+    init: &ast::Init,
+    size: usize,
+    const_addrs: &rustc_hash::FxHashMap<String, u32>,
+) -> Option<Vec<u8>> {
     let ty = attrs.iter().find_map(|a| {
         let t = a.word.text.as_str();
         let (kind, bits) = t.strip_prefix('.').map(|t| t.split_at(1))?;
@@ -294,6 +338,11 @@ fn init_bytes(attrs: &[ast::Attr], init: &ast::Init, size: usize) -> Option<Vec<
                 kind: ast::LitKind::Float,
                 ..
             } => return None,
+            // The address of a `.const` variable is a plain number (its offset in the bank);
+            // ptxas writes it without a relocation (const_ident: `{x, y}` → 0x0, 0x8).
+            e if !float && let Some(&a) = e.as_name().and_then(|n| const_addrs.get(&n.text)) => {
+                u64::from(a)
+            }
             e => {
                 let v = eval_const(e)?;
                 match bits {
@@ -568,6 +617,22 @@ fn kernel(
     f.min_stack_size = mf.frame_bytes;
     f.attrs.cuda_api_version = Some(CUDA_API_VERSION_13_1);
     f.attrs.exit_offsets = enc.exit_offsets.clone();
+    if !frame.header_slots.is_empty() {
+        // Texture references: one relocated header slot each after the parameters, and the
+        // bindless bank records (bank 0) ptxas writes for a kernel that has them.
+        f.bank0_slots = frame
+            .header_slots
+            .iter()
+            .map(|t| {
+                Some(HeaderSlot {
+                    symbol: t.clone(),
+                    reloc: runtime_abi::reloc::R_CUDA_TEX_HEADER_INDEX,
+                })
+            })
+            .collect();
+        f.attrs.bindless_texture_bank = Some(0);
+        f.attrs.bindless_surface_bank = Some(0);
+    }
 
     // Directives (ptxas-facts.md §a.3.1).
     if let Some(d) = directive(af, ".maxntid") {
@@ -638,14 +703,9 @@ fn kernel(
                     let id = *id as u32;
                     max_barrier = Some(max_barrier.map_or(id, |m| m.max(id)));
                 }
-                _ => diags.push(err(
-                    af.name.span,
-                    format!(
-                        "`{}`: ptxc cannot describe a barrier with a register id \
-                         (EIATTR_NUM_BARRIERS) yet: `{i}`",
-                        af.name.text
-                    ),
-                )),
+                // A barrier named by a register may be any of the 16: ptxas reserves them
+                // all (`bar.sync %r` → EIATTR_NUM_BARRIERS 0x10).
+                _ => max_barrier = Some(15),
             },
             "BSSY" => has_bssy = true,
             // The user's warp-synchronous instructions (`shfl/vote/match/redux.sync`); ptxas

@@ -49,6 +49,29 @@ pub enum Sym {
     },
     /// A function, as a call target or a value.
     Func(String),
+    /// A `.global .texref`/`.surfref`/`.samplerref`: an opaque handle the driver binds. On
+    /// sm_90 a kernel reads it from a header slot in constant bank 0 ([`FrameInfo::header_slots`]).
+    Opaque { name: String, kind: OpaqueKind },
+}
+
+/// What an opaque module variable is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpaqueKind {
+    Texture,
+    Surface,
+    Sampler,
+}
+
+impl OpaqueKind {
+    /// The kind of a variable with these attributes (`.texref`, `.surfref`, `.samplerref`).
+    pub fn of(attrs: &[ast::Attr]) -> Option<OpaqueKind> {
+        attrs.iter().find_map(|a| match a.word.text.as_str() {
+            ".texref" => Some(OpaqueKind::Texture),
+            ".surfref" => Some(OpaqueKind::Surface),
+            ".samplerref" => Some(OpaqueKind::Sampler),
+            _ => None,
+        })
+    }
 }
 
 /// The layout decisions for one function that the cubin writer needs.
@@ -60,6 +83,18 @@ pub struct FrameInfo {
     pub shared_bytes: u32,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
+    /// The texture references the kernel reads, in order of first use: slot `i` is the 4-byte
+    /// word at `align4(0x210 + param_bytes) + 4*i` of constant bank 0, which the driver fills
+    /// with the texture's header index (`R_CUDA_TEX_HEADER_INDEX`). Probed: a kernel that reads
+    /// `t1` then `t0` has `t1` in slot 0 whatever the declaration order.
+    pub header_slots: Vec<String>,
+}
+
+impl FrameInfo {
+    /// The constant-bank-0 offset of header slot `i`.
+    pub fn header_slot_offset(&self, i: usize) -> u32 {
+        (PARAM_BASE + self.param_bytes).next_multiple_of(4) + 4 * i as u32
+    }
 }
 
 /// The user shared-memory base: the first 1 KiB of every CTA's window is reserved
@@ -162,7 +197,7 @@ fn order_bank4(m: &ast::Module, out: &mut Lowered) {
 }
 
 /// Module-scope variables and functions.
-fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
+pub(crate) fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
     let mut out = FxHashMap::default();
     // `.nv.constant3`: the `.const` variables by decreasing alignment, each at its alignment
     // (`emit::write::var_offset`).
@@ -194,6 +229,10 @@ fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> {
                 for d in &v.decls {
                     let sym = match v.space {
                         Space::Shared => Sym::Shared { offset: u32::MAX },
+                        _ if let Some(kind) = OpaqueKind::of(&v.attrs) => Sym::Opaque {
+                            name: d.name.text.clone(),
+                            kind,
+                        },
                         space => Sym::Global {
                             name: d.name.text.clone(),
                             space,

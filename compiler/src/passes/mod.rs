@@ -4,6 +4,7 @@
 //! Each pass is one file in this directory and one line in [`PIPELINE`].
 
 pub mod cleanup;
+pub mod coalesce_tuples;
 pub mod early_exit;
 pub mod exit_bookend;
 pub mod out_of_ssa;
@@ -27,6 +28,7 @@ pub trait Pass {
 pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
+    &coalesce_tuples::CoalesceTuples,
     &early_exit::EarlyExit,
     &out_of_ssa::OutOfSsa,
     &reconverge::Reconverge,

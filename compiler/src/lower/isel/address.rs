@@ -369,6 +369,13 @@ impl Cx<'_> {
             Sym::Param { cbank_offset, .. } => {
                 Val::Imm(i64::from(*cbank_offset) - i64::from(PARAM_BASE) + off)
             }
+            // A `.const` variable's address in the const state space is its offset in
+            // `.nv.constant3` (ptxas folds `mov.u64 %rd, x` to the offset: const_ident).
+            Sym::Global {
+                space: ast::Space::Const,
+                const_offset,
+                ..
+            } => Val::Imm(i64::from(*const_offset) + off),
             Sym::Global {
                 name: var,
                 space: ast::Space::Global,
@@ -418,6 +425,15 @@ impl Cx<'_> {
                 self.error(
                     span,
                     format!("ptxc cannot lower the address of the .func parameter `{name}` yet"),
+                );
+                return None;
+            }
+            Sym::Opaque { .. } => {
+                self.error(
+                    span,
+                    format!(
+                        "`{name}` is an opaque texture, surface or sampler reference: only                          `tex`, `suld`, `sust` and `txq` take it"
+                    ),
                 );
                 return None;
             }

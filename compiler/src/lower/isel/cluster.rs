@@ -48,7 +48,8 @@ impl Cx<'_> {
             "multimem.ld_reduce" => self.multimem_ld_reduce(op),
             "multimem.red" => self.multimem_red(op),
             "multimem.st" => self.multimem_st(op),
-            "griddepcontrol" | "setmaxnreg" | "mbarrier.pending_count" => false,
+            "mbarrier.pending_count" => self.mbarrier_pending_count(op),
+            "griddepcontrol" | "setmaxnreg" => false,
             o if o.starts_with("cp.")
                 || o.starts_with("multimem.")
                 || o.starts_with("tensormap.")
@@ -733,6 +734,62 @@ impl Cx<'_> {
         if op.has(".acquire") && matches!(Self::sass_scope(op), Some("GPU" | "SYS")) {
             self.emit(Inst::new("CCTL", &["IVALL"], vec![]).guarded(p, false));
         }
+        true
+    }
+
+    /// `mbarrier.pending_count.b64 d, state`: the pending arrivals, read from the state's
+    /// high word as ptxas does (probe: `0x100000 - ((hi >> 11) & 0xfffff)`,
+    /// `SHF.R.U32.HI; LOP3.LUT …, 0xfffff, RZ, 0x40; IADD3 d, -t, 0x100000, RZ`).
+    fn mbarrier_pending_count(&mut self, op: &PtxOp<'_>) -> bool {
+        let [d, s] = op.operands() else { return false };
+        let Some(b64) = Ty::parse("b64") else {
+            return false;
+        };
+        let Some(v) = self.src(s, b64, 2) else {
+            return true;
+        };
+        let v = self.fit(v, 2);
+        let state = self.reg_of(v, 2);
+        let hi = super::address::word_of(state, 1);
+        let shifted = self.gpr();
+        self.emit(Inst::new(
+            "SHF",
+            &["R", "U32", "HI"],
+            vec![
+                Operand::def(shifted),
+                Self::rz(),
+                Operand::imm(0xb),
+                Operand::use_(hi),
+            ],
+        ));
+        let count = self.gpr();
+        self.emit(Inst::new(
+            "LOP3",
+            &["LUT"],
+            vec![
+                Operand::def(count),
+                Operand::use_(shifted),
+                Operand::imm(0xfffff),
+                Self::rz(),
+                Operand::imm(0x40),
+                Self::pt().inverted(),
+            ],
+        ));
+        let Some(dst) = self.dst(d) else { return false };
+        self.emit_def(
+            &dst,
+            Inst::new(
+                "IADD3",
+                &[],
+                vec![
+                    Operand::def(dst.reg()),
+                    Operand::use_(count).negated(),
+                    Operand::imm(0x100000),
+                    Self::rz(),
+                ],
+            ),
+        );
+        self.commit(dst);
         true
     }
 

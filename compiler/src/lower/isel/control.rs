@@ -57,27 +57,135 @@ impl Cx<'_> {
         true
     }
 
+    /// CTA barriers (ptxas 13.1, `tests/tests/isel_control.rs`):
+    ///
+    /// * `bar.sync a{, b}` / `barrier.sync{.aligned} a{, b}` → `BAR.SYNC.DEFER_BLOCKING a{, b}`;
+    /// * `bar.arrive a, b` → `BAR.ARV a, b`;
+    /// * `bar.red.popc.u32 d, a{, b}, {!}c` → `BAR.RED.POPC.DEFER_BLOCKING a{, b}, {!}c;
+    ///   B2R.RESULT d`, and `bar.red.{and,or}.pred p, …` → `BAR.RED.AND|OR…; B2R.RESULT RZ, p`.
+    ///
+    /// The barrier id and the thread count are immediates or registers; when both are
+    /// registers ptxas packs them into one, `count << 16 | id & 0xf`, passed twice.
     pub(super) fn bar(&mut self, ins: &ast::Instruction, flags: &[&str]) -> bool {
-        if !(flags.contains(&".sync") || flags.is_empty() && ins.opcode.text == "barrier") {
+        let known = |f: &&str| {
+            matches!(
+                *f,
+                ".sync" | ".arrive" | ".red" | ".aligned" | ".cta" | ".popc" | ".and" | ".or"
+            )
+        };
+        if !flags.iter().all(known) {
             return false;
         }
-        let id = match ins.operands.first() {
-            Some(ast::Operand::Expr(e)) => match eval_const(e) {
-                Some(v) => v as i64,
-                None => return false,
-            },
-            None => 0,
+        let mode = if flags.contains(&".red") {
+            "RED"
+        } else if flags.contains(&".arrive") {
+            "ARV"
+        } else if flags.contains(&".sync") || ins.opcode.text == "barrier" && flags.is_empty() {
+            "SYNC"
+        } else {
+            return false;
+        };
+        let red_op = ["POPC", "AND", "OR"]
+            .into_iter()
+            .find(|o| flags.contains(&format!(".{}", o.to_lowercase()).as_str()));
+        let ops = &ins.operands[..];
+        // (destination, id, count, predicate)
+        let (dst, id, count, cond) = match (mode, ops) {
+            ("SYNC", [a]) => (None, a, None, None),
+            ("SYNC", [a, b]) | ("ARV", [a, b]) => (None, a, Some(b), None),
+            ("RED", [d, a, c]) => (Some(d), a, None, Some(c)),
+            ("RED", [d, a, b, c]) => (Some(d), a, Some(b), Some(c)),
             _ => return false,
         };
-        if ins.operands.len() > 1 {
+        if (mode == "RED") != red_op.is_some() {
             return false;
         }
-        self.emit(Inst::new(
-            "BAR",
-            &["SYNC", "DEFER_BLOCKING"],
-            vec![Operand::imm(id)],
-        ));
+        let Some(u32_ty) = crate::frontend::types::Ty::parse("u32") else {
+            return false;
+        };
+        let Some(idv) = self.val(id, u32_ty) else {
+            return true;
+        };
+        let countv = match count {
+            Some(c) => match self.val(c, u32_ty) {
+                Some(v) => Some(v),
+                None => return true,
+            },
+            None => None,
+        };
+        let mut operands = match (idv, countv) {
+            (Val::Imm(i), c) => {
+                let mut v = vec![Operand::imm(i & 0xf)];
+                v.extend(c.map(|c| self.bar_count(c)));
+                v
+            }
+            (i, None) => vec![Operand::use_(self.to_reg(i, 1))],
+            (i, Some(Val::Imm(c))) => {
+                vec![Operand::use_(self.to_reg(i, 1)), Operand::imm(c & 0xfff)]
+            }
+            (i, Some(c)) => {
+                // Both in registers: one register `count << 16 | id & 0xf`, named twice.
+                let (ri, rc) = (self.to_reg(i, 1), self.to_reg(c, 1));
+                let shifted = self.gpr();
+                self.emit(Inst::new(
+                    "SHF",
+                    &["L", "U32"],
+                    vec![
+                        Operand::def(shifted),
+                        Operand::use_(rc),
+                        Operand::imm(0x10),
+                        Operand::use_(Reg::phys(PReg::RZ)),
+                    ],
+                ));
+                let packed = self.gpr();
+                self.emit(Inst::new(
+                    "LOP3",
+                    &["LUT"],
+                    vec![
+                        Operand::def(packed),
+                        Operand::use_(shifted),
+                        Operand::imm(0xf),
+                        Operand::use_(ri),
+                        Operand::imm(0xf8),
+                        Operand::use_(Reg::phys(PReg::PT)).inverted(),
+                    ],
+                ));
+                vec![Operand::use_(packed), Operand::use_(packed)]
+            }
+        };
+        match mode {
+            "SYNC" => self.emit(Inst::new("BAR", &["SYNC", "DEFER_BLOCKING"], operands)),
+            "ARV" => self.emit(Inst::new("BAR", &["ARV"], operands)),
+            _ => {
+                let (Some(d), Some(c), Some(op)) = (dst, cond, red_op) else {
+                    return false;
+                };
+                let Some(p) = self.pred_src(c) else {
+                    return true;
+                };
+                operands.push(p);
+                self.emit(Inst::new("BAR", &["RED", op, "DEFER_BLOCKING"], operands));
+                let Some(dst) = self.dst(d) else {
+                    return false;
+                };
+                let result = if op == "POPC" {
+                    vec![Operand::def(dst.reg())]
+                } else {
+                    vec![Operand::def(Reg::phys(PReg::RZ)), Operand::def(dst.reg())]
+                };
+                self.emit_def(&dst, Inst::new("B2R", &["RESULT"], result));
+                self.commit(dst);
+            }
+        }
         true
+    }
+
+    /// A barrier's thread count operand (an immediate, or a register).
+    fn bar_count(&mut self, c: Val) -> Operand {
+        match c {
+            Val::Imm(c) => Operand::imm(c & 0xfff),
+            other => Operand::use_(self.to_reg(other, 1)),
+        }
     }
 
     /// `trap`: `BPT.TRAP 0x1`, which ends the thread, so it ends its block (ptxas emits no

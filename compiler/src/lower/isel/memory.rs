@@ -1332,6 +1332,44 @@ impl Cx<'_> {
         true
     }
 
+    /// When `vals` are the words of one tuple in order, each copied out of it unguarded (what a
+    /// vector load or a texture fetch leaves: `ld.v4 {a, b, c, d}` then `st.v4 [p], {a, b, c,
+    /// d}`), that tuple: the store reads it whole instead of packing copies of its words.
+    fn split_tuple(&self, vals: &[Val], words: u8) -> Option<Reg> {
+        let mut tuple = None;
+        for (i, v) in vals.iter().enumerate() {
+            let Val::Reg(r @ Reg::Virt { vreg, .. }) = *v else {
+                return None;
+            };
+            if !self.is_whole(r) || r.count() != 1 {
+                return None;
+            }
+            let def = self.def_of.get(&vreg)?;
+            if !matches!(def.mnemonic, "MOV" | "COPY") || def.guard.is_some() || def.ops.len() != 2
+            {
+                return None;
+            }
+            let OpKind::Reg(src) = &def.ops[1].kind else {
+                return None;
+            };
+            let Reg::Virt {
+                vreg: t,
+                first,
+                count: 1,
+            } = src.reg
+            else {
+                return None;
+            };
+            if usize::from(first) != i || tuple.is_some_and(|u| u != t) {
+                return None;
+            }
+            tuple = Some(t);
+        }
+        let t = tuple?;
+        let info = self.f.vreg(t);
+        (info.words == words && info.class == RegClass::Gpr).then(|| Reg::whole(t, words))
+    }
+
     pub(super) fn st(&mut self, op: &PtxOp<'_>) -> bool {
         let Some(ty) = op.ty() else { return false };
         let flags = &op.flags[..];
@@ -1372,6 +1410,11 @@ impl Cx<'_> {
                 // Registers that are already one contiguous vector need no packing.
                 match vals.as_slice() {
                     [Val::Reg(r)] if r.count() == words => *r,
+                    _ if eb == 32
+                        && let Some(t) = self.split_tuple(&vals, words) =>
+                    {
+                        t
+                    }
                     _ => self.pack(&vals, eb, words),
                 }
             }

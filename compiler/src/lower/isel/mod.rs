@@ -18,6 +18,7 @@ mod idiv;
 mod intops;
 mod memory;
 mod sreg;
+mod texture;
 mod uniform;
 mod warp;
 
@@ -56,6 +57,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         f,
         diags: &mut plan.diags,
         bank4: &mut plan.bank4,
+        frame: &mut plan.frame,
         cur: BlockId(0),
         scope: 0,
         guard: None,
@@ -161,6 +163,8 @@ pub struct Cx<'p> {
     diags: &'p mut Vec<Diagnostic>,
     /// The module's `.nv.constant4` address table ([`crate::lower::Lowered::bank4`]).
     bank4: &'p mut Vec<String>,
+    /// The function's layout (parameter bytes, texture header slots).
+    frame: &'p mut super::FrameInfo,
     /// The block instructions are appended to.
     pub cur: BlockId,
     /// The scope of the PTX instruction being lowered.
@@ -652,6 +656,7 @@ impl Cx<'_> {
             .lower_arith(&op)
             .or_else(|| self.lower_memory(&op))
             .or_else(|| self.lower_cluster(&op))
+            .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))
             .unwrap_or(false);
         if !done

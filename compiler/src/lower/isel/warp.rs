@@ -40,7 +40,7 @@ impl Cx<'_> {
     }
 
     /// A predicate source (`p`, `!p`, or an immediate).
-    fn pred_src(&mut self, op: &ast::Operand) -> Option<Operand> {
+    pub(super) fn pred_src(&mut self, op: &ast::Operand) -> Option<Operand> {
         let (e, not) = match op {
             ast::Operand::Expr(e) => (e, false),
             ast::Operand::Not(e, _) => (e, true),

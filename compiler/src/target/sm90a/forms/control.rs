@@ -207,18 +207,37 @@ pub(super) fn forms() -> Vec<Form> {
                 }),
         );
     }
-    // BAR: barrier id [57:54] (or a register [39:32]), thread count [53:42] (printed when not 0).
+    // BAR: barrier id [57:54] (or a register [39:32]), thread count [53:42] (printed when not 0,
+    // or a register [39:32]). With both in registers there is one register field, printed
+    // twice (ptxas packs `count << 16 | id`). Opcodes from the `BARS` probe of
+    // `tests/tests/isel_control.rs` (ptxas 13.1): 0xb1d immediate id and count, 0x51d register
+    // id, 0x91d register count, 0x31d both.
     let bar_id = || uimm(54, 4);
     let count = || uimm(42, 12).opt(0);
-    for (reg, code) in [(false, 0xb1d), (true, 0x51d)] {
-        let id = if reg { gpr(32) } else { bar_id() };
+    for (reg_id, reg_count, code) in [
+        (false, false, 0xb1d),
+        (true, false, 0x51d),
+        (false, true, 0x91d),
+        (true, true, 0x31d),
+    ] {
+        let id = if reg_id { gpr(32) } else { bar_id() };
+        let (count, arv_count) = if reg_count {
+            (gpr(32), gpr(32))
+        } else {
+            (count(), uimm(42, 12))
+        };
+        let ev = if reg_count {
+            "tests/tests/isel_control.rs BARS (BAR.SYNC 0x2, R4 = 0x91d; BAR.ARV R9, R9 = 0x31d)"
+        } else {
+            "pyptx/fa_ws_pingpong_sm90a, zluda/bar_sync; survey BAR 0xb1d/0x51d"
+        };
         v.push(
             form("BAR", code)
-                .ev("pyptx/fa_ws_pingpong_sm90a, zluda/bar_sync; survey BAR 0xb1d/0x51d")
+                .ev(ev)
                 .m("SYNC")
                 .flag(80, "DEFER_BLOCKING")
                 .op(id.clone())
-                .op(count()),
+                .op(count.clone()),
         );
         v.push(
             form("BAR", code)
@@ -226,7 +245,7 @@ pub(super) fn forms() -> Vec<Form> {
                 .m("ARV")
                 .hide(77, 2, 1)
                 .op(id.clone())
-                .op(uimm(42, 12)),
+                .op(arv_count),
         );
         v.push(
             form("BAR", code)
@@ -236,7 +255,7 @@ pub(super) fn forms() -> Vec<Form> {
                 .mf(74, 2, &[(0, "POPC"), (1, "AND"), (2, "OR")])
                 .flag(80, "DEFER_BLOCKING")
                 .op(id)
-                .op(count())
+                .op(count)
                 .op(preds(87)),
         );
     }

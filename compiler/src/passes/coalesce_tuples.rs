@@ -1,0 +1,234 @@
+//! `coalesce-tuples`: no copies into and out of register tuples.
+//!
+//! Vector instructions read and write aligned tuples of registers (`LDG.E.128 R4` writes
+//! R4–R7; `TEX` reads its coordinates from consecutive registers). Instruction selection
+//! builds a tuple from scalar values with one `COPY` per word and takes a vector result apart
+//! with one `MOV` per word; the register allocator works on whole virtual registers, so it
+//! cannot give a scalar the register of a tuple's word while the tuple lives, and each of
+//! those copies would survive as a `MOV`. ptxas has none of them. Two rewrites, in SSA form:
+//!
+//! * **Into a tuple.** `x = OP …; …; COPY t.i ← x`, where that `COPY` is `x`'s only use and
+//!   both are in one block with nothing in between touching `t`: `OP` writes `t.i` directly
+//!   (`LDC R4, c[0x0][0x218]` straight into the coordinate tuple of a `TEX`).
+//! * **Out of a tuple.** `x = MOV/COPY t.i` where word `i` of `t` has exactly one definition:
+//!   `x` and `t.i` hold the same value everywhere `x` is read, so the reads use `t.i` and the
+//!   copy goes. (`PHI` arguments keep `x`: out-of-SSA expects whole registers there.)
+//!
+//! Example (`tex_read_2d_float`, before → after): `LDC R0, c[0x0][0x218]; COPY R4 ← R0` becomes
+//! `LDC R4, c[0x0][0x218]`, and `MOV R8, R5; … STG.E.128 [R2.64], R12` (after a copy of each
+//! word into the store's tuple) becomes `STG.E.128 [R2.64], R4`.
+//!
+//! Invariant (checked by the verifier after the pass): the function stays in SSA form, every
+//! use is still dominated by its definition.
+
+use super::Pass;
+use crate::mir::{Function, OpKind, Reg};
+
+pub struct CoalesceTuples;
+
+/// How far apart (in instructions) a definition and its copy into a tuple may be.
+const WINDOW: usize = 64;
+
+impl Pass for CoalesceTuples {
+    fn name(&self) -> &'static str {
+        "coalesce-tuples"
+    }
+
+    fn run(&self, f: &mut Function) -> Result<(), String> {
+        if !f.ssa {
+            return Ok(());
+        }
+        into_tuples(f);
+        out_of_tuples(f);
+        Ok(())
+    }
+}
+
+/// The number of reads of each virtual register.
+fn use_counts(f: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; f.vregs.len()];
+    for b in &f.blocks {
+        for i in &b.insts {
+            for v in i.uses().into_iter().filter_map(Reg::vreg) {
+                uses[v.0 as usize] += 1;
+            }
+        }
+    }
+    uses
+}
+
+/// A single-word `COPY dst ← src` between virtual registers, unguarded: `(dst, src)`.
+fn word_copy(i: &crate::mir::Inst) -> Option<(Reg, Reg)> {
+    if !matches!(i.mnemonic, "COPY" | "MOV") || i.guard.is_some() || i.ops.len() != 2 {
+        return None;
+    }
+    let (OpKind::Reg(d), OpKind::Reg(s)) = (&i.ops[0].kind, &i.ops[1].kind) else {
+        return None;
+    };
+    let (o, s_op) = (&i.ops[0], &i.ops[1]);
+    if !d.def || s.def || o.neg || o.abs || s_op.neg || s_op.abs || s_op.not {
+        return None;
+    }
+    match (d.reg, s.reg) {
+        (
+            d @ Reg::Virt { count: 1, .. },
+            s @ Reg::Virt {
+                count: 1, vreg: _, ..
+            },
+        ) => Some((d, s)),
+        _ => None,
+    }
+}
+
+fn into_tuples(f: &mut Function) {
+    let uses = use_counts(f);
+    for b in 0..f.blocks.len() {
+        let mut k = 0;
+        while k < f.blocks[b].insts.len() {
+            let inst = &f.blocks[b].insts[k];
+            let Some((dst, src)) = (inst.mnemonic == "COPY").then(|| word_copy(inst)).flatten()
+            else {
+                k += 1;
+                continue;
+            };
+            let (
+                Reg::Virt { vreg: t, .. },
+                Reg::Virt {
+                    vreg: x, first: 0, ..
+                },
+            ) = (dst, src)
+            else {
+                k += 1;
+                continue;
+            };
+            let (ti, xi) = (f.vreg(t), f.vreg(x));
+            if ti.words < 2 || xi.words != 1 || ti.class != xi.class || uses[x.0 as usize] != 1 {
+                k += 1;
+                continue;
+            }
+            // The definition of `x`: earlier in this block, unguarded, defining only `x`.
+            let insts = &f.blocks[b].insts;
+            let lo = k.saturating_sub(WINDOW);
+            let found = (lo..k)
+                .rev()
+                .find(|&j| insts[j].defs().any(|r| r.vreg() == Some(x)));
+            let Some(j) = found else {
+                k += 1;
+                continue;
+            };
+            let def = &insts[j];
+            let ok = !def.is_phi()
+                && def.guard.is_none()
+                && def.defs().count() == 1
+                && !def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)))
+                && insts[j + 1..k]
+                    .iter()
+                    .all(|i| !i.regs().iter().any(|r| r.reg.vreg() == Some(t)));
+            if !ok {
+                k += 1;
+                continue;
+            }
+            for op in &mut f.blocks[b].insts[j].ops {
+                if let OpKind::Reg(r) = &mut op.kind
+                    && r.def
+                {
+                    r.reg = dst;
+                }
+            }
+            f.blocks[b].insts.remove(k);
+        }
+    }
+}
+
+fn out_of_tuples(f: &mut Function) {
+    let nv = f.vregs.len();
+    // Definitions covering each word (up to 4 words per register).
+    let mut word_defs = vec![[0u8; 4]; nv];
+    let mut in_phi = vec![false; nv];
+    for b in &f.blocks {
+        for i in &b.insts {
+            for d in i.defs() {
+                if let Reg::Virt { vreg, first, count } = d {
+                    for w in first..(first + count).min(4) {
+                        let n = &mut word_defs[vreg.0 as usize][usize::from(w)];
+                        *n = n.saturating_add(1);
+                    }
+                }
+            }
+            if i.is_phi() {
+                for r in i.uses() {
+                    if let Some(v) = r.vreg() {
+                        in_phi[v.0 as usize] = true;
+                    }
+                }
+            }
+        }
+    }
+    let shape: Vec<(crate::mir::RegClass, u8)> =
+        f.vregs.iter().map(|v| (v.class, v.words)).collect();
+    // x → t.i for every copy out of a tuple word with a single definition.
+    let mut replace: Vec<Option<Reg>> = vec![None; nv];
+    for b in &mut f.blocks {
+        b.insts.retain(|i| {
+            let Some((
+                Reg::Virt {
+                    vreg: x, first: 0, ..
+                },
+                s @ Reg::Virt { vreg: t, first, .. },
+            )) = word_copy(i)
+            else {
+                return true;
+            };
+            let (xi, ti) = (x.0 as usize, t.0 as usize);
+            let single = word_defs[xi][0] == 1
+                && first < 4
+                && word_defs[ti][usize::from(first)] == 1
+                && !in_phi[xi];
+            // Only copies *out of* a tuple, within one register file: a whole one-word source
+            // is the allocator's business, and `MOV R, UR` crosses files.
+            if !single
+                || x == t
+                || shape[xi].1 != 1
+                || shape[ti].1 < 2
+                || shape[ti].0 != shape[xi].0
+            {
+                return true;
+            }
+            replace[xi] = Some(s);
+            false
+        });
+    }
+    // Chains (`x = t.1`, `y = x`) resolve to the first tuple.
+    let resolve = |mut r: Reg, replace: &[Option<Reg>]| {
+        for _ in 0..8 {
+            match r {
+                Reg::Virt {
+                    vreg,
+                    first: 0,
+                    count: 1,
+                } => match replace[vreg.0 as usize] {
+                    Some(s) => r = s,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        r
+    };
+    for b in &mut f.blocks {
+        for i in &mut b.insts {
+            for op in &mut i.ops {
+                let is_def = matches!(&op.kind, OpKind::Reg(r) if r.def);
+                if is_def {
+                    continue;
+                }
+                for r in op.regs_mut() {
+                    *r = resolve(*r, &replace);
+                }
+            }
+            if let Some(g) = &mut i.guard {
+                g.pred = resolve(g.pred, &replace);
+            }
+        }
+    }
+}
