@@ -466,12 +466,21 @@ impl Cx<'_> {
             };
             let x = float_bits(x);
             let y = float_bits(y);
-            let (x, y, n) = if matches!(x, Val::Imm(_)) && !matches!(y, Val::Imm(_)) {
+            // SEL's first source is a register: an immediate goes second (the predicate
+            // inverted), and a zero first is RZ (ptxas: `selp 1, 0, p` → `SEL R, RZ, 0x1, !P`).
+            let zero = |v: Val| matches!(v, Val::Imm(0));
+            let (x, y, n) = if matches!(x, Val::Imm(_)) && !matches!(y, Val::Imm(_))
+                || matches!(x, Val::Imm(_)) && !zero(x) && zero(y)
+            {
                 (y, x, !neg)
             } else {
                 (x, y, neg)
             };
-            let rx = self.a_reg(x);
+            let rx = if zero(x) {
+                Reg::phys(PReg::RZ)
+            } else {
+                self.a_reg(x)
+            };
             let oy = self.a_op(y);
             let op = if n { u(p).inverted() } else { u(p) };
             self.a_fin_w(&dst, w, "SEL", &[], vec![u(rx), oy, op]);
