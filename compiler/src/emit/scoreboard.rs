@@ -1141,6 +1141,10 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
     }
 }
 
+/// The fewest cycles between a tensor-core MMA and an instruction that overwrites one of its
+/// source registers.
+const TENSOR_WAR: i64 = 7;
+
 /// A `NOP` the emitter inserted for a wait for a tensor-core result: `@!UPT UIADD3 URZ, URZ,
 /// URZ, URZ`, an instruction that never runs.
 fn is_wait_nop(i: &Instr) -> bool {
@@ -1185,6 +1189,21 @@ fn time_block(
             // Issue distances are measured between instructions that do not read each other's
             // results; those are governed by the read-after-write latencies below.
             let p = &nodes[x];
+            // A tensor-core MMA reads its sources after it issues: ptxas overwrites one no
+            // sooner than 7 cycles later (`IMMA … R2.COL …` then `IMAD.WIDE.U32 R2, …` in
+            // `zluda/mma_m16n8k32_s32_s8_s8_s32`), except by another MMA, whose results come
+            // much later (6 cycles, `…_interleave`).
+            if p.class.pipe == "tensor"
+                && node.class.pipe != "tensor"
+                && node.writes.iter().any(|u| p.reads.contains(u))
+            {
+                let at = issue[x] + TENSOR_WAR;
+                if at > t {
+                    t = at;
+                    tensor_wait = false;
+                    why = format!("the next instruction overwrites a source of #{x}");
+                }
+            }
             if node.reads.iter().any(|u| p.writes.contains(u)) {
                 continue;
             }
