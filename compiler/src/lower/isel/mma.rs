@@ -103,7 +103,7 @@ impl Cx<'_> {
         let (mnemonic, mods, na, nb, nc): (&'static str, Vec<&'static str>, u8, u8, u8) =
             match (shape, td.name, ta.name, tb.name, tc.name) {
                 (Some(s @ (".m16n8k16" | ".m16n8k8")), d @ ("f32" | "f16"), a, b, c)
-                    if a == b && (a == "f16" || a == "bf16") && c == d && !sat =>
+                    if a == b && (a == "f16" || (a == "bf16" && d == "f32")) && c == d && !sat =>
                 {
                     let big = s == ".m16n8k16";
                     let acc = if d == "f32" { 4 } else { 2 };
