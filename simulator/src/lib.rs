@@ -39,7 +39,7 @@
 //!   Per-thread instructions are evaluated thread by thread, in lane order, each under its own
 //!   guard predicate; uniform-datapath instructions (`U*`, guarded by a `UP`) run once for the
 //!   group. Warp-collective instructions (`SHFL`, `VOTE`, `VOTEU`, `MATCH`, `REDUX`, `ELECT`,
-//!   `R2UR`, `BRA.U.ANY`, `BRA.DIV`, `BREAK`, `LDSM`, `HMMA`, `IMMA`) read the registers of the
+//!   `R2UR`, `BRA.U.ANY`, `BRA.DIV`, `BREAK`, `LDSM`, `STSM`, `HMMA`, `IMMA`) read the registers of the
 //!   whole group before writing any.
 //! * **Synchronisation.** `BSSY Bx` records the executing group's mask in Bx; `BSYNC Bx` waits
 //!   until every thread of that mask has arrived at the same `BSYNC` or exited; `BREAK` removes

@@ -179,7 +179,8 @@ fn const_addresses_are_bank3_offsets() {
 
 #[test]
 fn function_addresses_stay_refused() {
-    for name in ["func_ptr.ptx"] {
+    {
+        let name = "func_ptr.ptx";
         let (_, text) = corpus(name);
         let src = SourceFile::new(name.to_string(), text);
         let checked = driver::frontend(&src, Arch::SM90A).expect("frontend");

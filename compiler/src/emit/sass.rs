@@ -127,6 +127,8 @@ const MAX_RELAYOUTS: usize = 8;
 /// scoreboard pass ([`scoreboard`]). A wait longer than the 15 cycles a stall count can hold
 /// becomes `NOP`s (each stalls up to 15) after the instruction, or before it when it transfers
 /// control (the wait is for the branch target), and the function is laid out again with them.
+/// A wait for a tensor-core result (HMMA/IMMA) longer than 11 cycles becomes ptxas's
+/// `@!UPT UIADD3 URZ, URZ, URZ, URZ` instead, each stalling up to 11.
 pub fn encode_function(f: &Function) -> Result<EncodedFunction, String> {
     encode_function_with(f, scoreboard::Options::default())
 }
@@ -137,7 +139,8 @@ pub fn encode_function_with(
     opts: scoreboard::Options,
 ) -> Result<EncodedFunction, String> {
     // (block, position in the block) → NOPs before that instruction.
-    let mut nops: BTreeMap<(usize, usize), u32> = BTreeMap::new();
+    // The NOPs of a wait for a tensor-core result are ptxas's `@!UPT UIADD3 URZ, URZ, URZ, URZ`.
+    let mut nops: BTreeMap<(usize, usize), (u32, bool)> = BTreeMap::new();
     for _ in 0..MAX_RELAYOUTS {
         let (mut out, origin) = lay_out(f, &nops)?;
         let nodes = scoreboard::analyze(&out.instrs).map_err(|e| format!("`{}`: {e}", f.name))?;
@@ -154,7 +157,9 @@ pub fn encode_function_with(
                 } else {
                     (bi, ii + 1)
                 };
-                *nops.entry(key).or_default() += w.extra.div_ceil(15);
+                let e = nops.entry(key).or_default();
+                e.0 += w.nops;
+                e.1 |= w.tensor_nops;
                 more = true;
             }
         }
@@ -186,7 +191,7 @@ pub fn encode_function_with(
 #[allow(clippy::type_complexity)]
 fn lay_out(
     f: &Function,
-    nops: &BTreeMap<(usize, usize), u32>,
+    nops: &BTreeMap<(usize, usize), (u32, bool)>,
 ) -> Result<(EncodedFunction, Vec<Option<(usize, usize, bool)>>), String> {
     // Layout: blocks in order; a fallthrough to a block that does not follow becomes a branch.
     let mut starts = vec![0u64; f.blocks.len()];
@@ -203,7 +208,7 @@ fn lay_out(
         }
         n += nops
             .range((bi, 0)..(bi + 1, 0))
-            .map(|(_, c)| u64::from(*c))
+            .map(|(_, c)| u64::from(c.0))
             .sum::<u64>();
     }
     let mut out = EncodedFunction {
@@ -221,8 +226,14 @@ fn lay_out(
             ));
         }
         let nops_at = |ii: usize, out: &mut EncodedFunction, origin: &mut Vec<_>| {
-            for _ in 0..nops.get(&(bi, ii)).copied().unwrap_or(0) {
-                let mut nop = Instr::new("NOP", &[], vec![]);
+            let (count, tensor) = nops.get(&(bi, ii)).copied().unwrap_or((0, false));
+            for _ in 0..count {
+                let mut nop = if tensor {
+                    sass::parse_instr("@!UPT UIADD3 URZ, URZ, URZ, URZ")
+                        .expect("the UIADD3 NOP parses")
+                } else {
+                    Instr::new("NOP", &[], vec![])
+                };
                 nop.addr = out.instrs.len() as u64 * 16;
                 nop.ctrl = PLAIN;
                 out.instrs.push(nop);

@@ -708,8 +708,13 @@ pub struct Why {
     pub wbar_for: Vec<usize>,
     /// Instructions that wait on this one's read scoreboard.
     pub rbar_for: Vec<usize>,
-    /// Cycles beyond 15 the next instruction still has to wait (the caller inserts NOPs).
+    /// Cycles beyond the largest stall the next instruction still has to wait.
     pub extra: u32,
+    /// The `NOP`s the caller inserts for `extra` (each stalls up to 15 cycles, or up to 11
+    /// while waiting for a tensor-core result).
+    pub nops: u32,
+    /// The wait is for a tensor-core result: the NOPs are `@!UPT UIADD3 URZ, URZ, URZ, URZ`.
+    pub tensor_nops: bool,
 }
 
 /// The result of the pass for one function.
@@ -1013,6 +1018,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut issue = vec![0i64; n + 1];
     let mut reason: Vec<String> = vec![String::new(); n];
     let mut gap_after = vec![1i64; n];
+    let mut cap = vec![15i64; n];
     for _round in 0..64 {
         let mut changed = false;
         for &b in &order {
@@ -1041,6 +1047,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
                 &mut issue,
                 &mut reason,
                 &mut gap_after,
+                &mut cap,
             );
             if out != outs[b] {
                 outs[b] = out;
@@ -1070,10 +1077,13 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             gap_after[k]
         };
         let gap = gap.max(1);
-        if gap > 15 {
-            why[k].extra = (gap - 15) as u32;
+        let cap = cap[k];
+        if gap > cap {
+            why[k].extra = (gap - cap) as u32;
+            why[k].nops = why[k].extra.div_ceil(cap as u32);
+            why[k].tensor_nops = cap == 11;
         }
-        ctrl[k].stall = gap.min(15) as u8;
+        ctrl[k].stall = gap.min(cap) as u8;
         why[k].stall = reason[k].clone();
     }
 
@@ -1086,7 +1096,10 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
 
     // Yield.
-    yield_bits(nodes, &g, &mut ctrl);
+    let tensor_capped: Vec<bool> = (0..n)
+        .map(|k| cap[k] == 11 && ctrl[k].stall == 11)
+        .collect();
+    yield_bits(code, nodes, &g, &tensor_capped, &mut ctrl);
 
     // Reuse.
     reuse_flags(nodes, &g, &mut ctrl);
@@ -1128,12 +1141,22 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
     }
 }
 
+/// The fewest cycles between a tensor-core MMA and an instruction that overwrites one of its
+/// source registers.
+const TENSOR_WAR: i64 = 7;
+
+/// A `NOP` the emitter inserted for a wait for a tensor-core result: `@!UPT UIADD3 URZ, URZ,
+/// URZ, URZ`, an instruction that never runs.
+fn is_wait_nop(i: &Instr) -> bool {
+    i.mnemonic == "UIADD3" && i.guard.neg && i.guard.pred == crate::target::sm90a::UPT
+}
+
 /// Issue cycles of the instructions `s..e` of a block (relative to the block's first issue),
 /// given the ready times of registers written before the block. Returns the ready times left
 /// at the block's end, relative to the cycle after its last instruction.
 #[allow(clippy::too_many_arguments)]
 fn time_block(
-    _code: &[Instr],
+    code: &[Instr],
     nodes: &[Node],
     m: &latency::Model,
     s: usize,
@@ -1143,6 +1166,7 @@ fn time_block(
     issue: &mut [i64],
     reason: &mut [String],
     gap_after: &mut [i64],
+    cap: &mut [i64],
 ) -> Ready {
     // Last fixed-latency writer of each register in this block.
     let mut writer: HashMap<Unit, usize> = HashMap::default();
@@ -1150,6 +1174,9 @@ fn time_block(
     for k in s..e {
         let node = &nodes[k];
         let mut t = if k == s { 0 } else { issue[k - 1] + 1 };
+        // Whether `t` is set by a tensor-core result (ptxas then stalls at most 11 cycles per
+        // instruction, with NOPs for the rest: `zluda/mma_*`).
+        let mut tensor_wait = false;
         let mut why = String::from("1");
         if k > s {
             why = "the next instruction may issue 1 cycle later".into();
@@ -1162,6 +1189,21 @@ fn time_block(
             // Issue distances are measured between instructions that do not read each other's
             // results; those are governed by the read-after-write latencies below.
             let p = &nodes[x];
+            // A tensor-core MMA reads its sources after it issues: ptxas overwrites one no
+            // sooner than 7 cycles later (`IMMA … R2.COL …` then `IMAD.WIDE.U32 R2, …` in
+            // `zluda/mma_m16n8k32_s32_s8_s8_s32`), except by another MMA, whose results come
+            // much later (6 cycles, `…_interleave`).
+            if p.class.pipe == "tensor"
+                && node.class.pipe != "tensor"
+                && node.writes.iter().any(|u| p.reads.contains(u))
+            {
+                let at = issue[x] + TENSOR_WAR;
+                if at > t {
+                    t = at;
+                    tensor_wait = false;
+                    why = format!("the next instruction overwrites a source of #{x}");
+                }
+            }
             if node.reads.iter().any(|u| p.writes.contains(u)) {
                 continue;
             }
@@ -1170,6 +1212,7 @@ fn time_block(
                 let at = issue[x] + r.cycles as i64;
                 if at > t {
                     t = at;
+                    tensor_wait = false;
                     why = format!("issue distance of the next instruction from #{x}");
                 }
             }
@@ -1190,6 +1233,7 @@ fn time_block(
                 let at = issue[p] + lat;
                 if at > t {
                     t = at;
+                    tensor_wait = nodes[p].class.pipe == "tensor";
                     why = format!("the next instruction reads a result of #{p}");
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
@@ -1198,6 +1242,7 @@ fn time_block(
                 let at = left + lat;
                 if at > t {
                     t = at;
+                    tensor_wait = nodes[p].class.pipe == "tensor";
                     why = format!("the next instruction reads a result of #{p} (earlier block)");
                 }
             }
@@ -1205,6 +1250,26 @@ fn time_block(
         issue[k] = t;
         if k > s {
             reason[k - 1] = why;
+            let c = if tensor_wait { 11 } else { 15 };
+            cap[k - 1] = c;
+            // NOPs inserted for the wait take it forward, each as much as it may stall, the
+            // instruction before them first (ptxas: `HMMA` S11, `NOP` S11, `NOP` S01).
+            let mut j = k;
+            while tensor_wait && !is_wait_nop(&code[k]) && j > s + 1 && is_wait_nop(&code[j - 1]) {
+                j -= 1;
+            }
+            if j < k {
+                let mut at = issue[j - 1];
+                for i in j..k {
+                    let left = (k - i) as i64;
+                    at = (at + c).min(t - left).max(issue[i]);
+                    issue[i] = at;
+                    cap[i] = c;
+                }
+                for i in j - 1..k - 1 {
+                    cap[i] = c;
+                }
+            }
         }
         for &u in &node.writes {
             writer.insert(u, k);
@@ -1227,6 +1292,17 @@ fn time_block(
                 end = issue[p] + lat;
                 reason[e - 1] = format!("results of #{p} written back before the branch target");
             }
+        }
+    }
+    // A next block may overwrite a tensor-core MMA's sources too: keep the 7 cycles across the
+    // block boundary (conservative; ptxas's corpora never end a block that soon after an MMA).
+    for x in (s..e).rev() {
+        if issue[x] + TENSOR_WAR <= end {
+            break;
+        }
+        if nodes[x].class.pipe == "tensor" {
+            end = issue[x] + TENSOR_WAR;
+            reason[e - 1] = format!("a next block may overwrite a source of #{x}");
         }
     }
     if pad > 0 {
@@ -1286,7 +1362,7 @@ fn yields_like_alu(node: &Node) -> bool {
     }
 }
 
-fn yield_bits(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
+fn yield_bits(code: &[Instr], nodes: &[Node], g: &Cfg, tensor_capped: &[bool], ctrl: &mut [Ctrl]) {
     for &(s, e) in &g.blocks {
         let mut since = 0u32;
         for k in s..e {
@@ -1294,7 +1370,13 @@ fn yield_bits(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
             let st = u32::from(c.stall);
             c.yield_ = if st == 0 || st >= 12 {
                 false
-            } else if st == 1 || !yields_like_alu(&nodes[k]) {
+            } else if st == 1
+                || !yields_like_alu(&nodes[k])
+                || tensor_capped[k]
+                || is_wait_nop(&code[k])
+            {
+                // ptxas's NOPs of a tensor-core wait yield, and so does the instruction that
+                // stalls 11 cycles before them (`zluda/mma_*`).
                 true
             } else if st >= 3 {
                 false

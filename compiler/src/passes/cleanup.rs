@@ -51,6 +51,10 @@ fn is_pure(mnemonic: &str) -> bool {
             | "S2UR"
             | "LEA"
             | "PRMT"
+            // Tensor-core MMAs (no effect but their results; a dead one must go, since the
+            // reads of its results are what keep later writes off its source registers).
+            | "HMMA"
+            | "IMMA"
     )
 }
 

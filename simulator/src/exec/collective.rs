@@ -17,7 +17,7 @@ pub(super) fn exec(d: &Decoded, w: &mut Warp, env: &mut Env) -> R<()> {
         "REDUX" => redux(d, w, env),
         "ELECT" => elect(d, w, env),
         "R2UR" => r2ur(d, w, env),
-        "LDSM" | "HMMA" | "IMMA" => super::mma::exec(d, w, env),
+        "LDSM" | "STSM" | "HMMA" | "IMMA" => super::mma::exec(d, w, env),
         _ => unimpl(d, "collective"),
     }
 }

@@ -1,13 +1,14 @@
 //! Warp-wide matrix instructions, with the fragment layouts of the PTX ISA (`mma.m16n8k16`,
 //! `mma.m16n8k32`, `ldmatrix`): HMMA.16816 (f16/bf16 inputs, f32 or f16 accumulators),
-//! HMMA.1688, IMMA.16816/16832 (8-bit integers), LDSM.16.{M88,MT88}.{1,2,4}. They need the
+//! HMMA.1688, IMMA.16816/16832 (8-bit integers), LDSM.16.{M88,MT88}.{1,2,4} and its inverse
+//! STSM (`stmatrix`). They need the
 //! whole warp (32 threads) converged.
 //!
 //! HMMA accumulates exactly and rounds once; the GPU's tensor cores round their internal sums
 //! in an unspecified way, so results agree with the hardware when the sums are exact (as in
 //! ZLUDA's tests) and may differ in the last bit otherwise.
 
-use super::memory::read;
+use super::memory::{read, write};
 use super::{Cx, Env, R, Warp, allow, guard, invalid, op, unimpl};
 use crate::fp::{self, Pack, Round, Val};
 use crate::mem::Space;
@@ -26,6 +27,7 @@ pub(super) fn exec(d: &Decoded, w: &mut Warp, env: &mut Env) -> R<()> {
     }
     match d.instr.mnemonic {
         "LDSM" => ldsm(d, w, env)?,
+        "STSM" => stsm(d, w, env)?,
         "HMMA" => hmma(d, w, env)?,
         _ => imma(d, w, env)?,
     }
@@ -72,15 +74,7 @@ fn check_trailing_pred(d: &Decoded) -> R<()> {
 }
 
 fn ldsm(d: &Decoded, w: &mut Warp, env: &mut Env) -> R<()> {
-    allow(d, &["16", "M88", "MT88", "2", "4"])?;
-    let count = if d.has("4") {
-        4
-    } else if d.has("2") {
-        2
-    } else {
-        1
-    };
-    let trans = d.has("MT88");
+    let (count, trans) = matrix_shape(d)?;
     // Row addresses from threads 0 .. 8*count.
     let mut rows = vec![[0u16; 8]; 8 * count];
     for (l, row) in rows.iter_mut().enumerate() {
@@ -108,6 +102,52 @@ fn ldsm(d: &Decoded, w: &mut Warp, env: &mut Env) -> R<()> {
         }
     }
     write_regs(d, w, env, &out)
+}
+
+/// `.1/.2/.4` and `MT88` of LDSM/STSM.
+fn matrix_shape(d: &Decoded) -> R<(usize, bool)> {
+    allow(d, &["16", "M88", "MT88", "2", "4"])?;
+    let count = if d.has("4") {
+        4
+    } else if d.has("2") {
+        2
+    } else {
+        1
+    };
+    Ok((count, d.has("MT88")))
+}
+
+/// STSM: the inverse of LDSM. Lane `l`'s register `m` holds two elements of matrix `m` (row
+/// `l / 4`, columns `2 (l % 4)` and `+1`; transposed with MT88); threads `8m .. 8m + 8` give the
+/// addresses of matrix `m`'s rows.
+fn stsm(d: &Decoded, w: &mut Warp, env: &mut Env) -> R<()> {
+    let (count, trans) = matrix_shape(d)?;
+    let src = regs(d, w, env, 1, count)?;
+    let mut rows = vec![[0u16; 8]; 8 * count];
+    for (lane, vals) in src.iter().enumerate() {
+        for (m, v) in vals.iter().enumerate() {
+            let (e0, e1) = (*v as u16, (*v >> 16) as u16);
+            let mat = &mut rows[8 * m..8 * m + 8];
+            if trans {
+                let c = lane / 4;
+                let r = (lane % 4) * 2;
+                mat[r][c] = e0;
+                mat[r + 1][c] = e1;
+            } else {
+                let r = lane / 4;
+                let c = (lane % 4) * 2;
+                mat[r][c] = e0;
+                mat[r][c + 1] = e1;
+            }
+        }
+    }
+    for (l, row) in rows.iter().enumerate() {
+        let mut cx = cx_of(w, env, l);
+        let a = cx.address(d, 0, false)?;
+        let bytes: Vec<u8> = row.iter().flat_map(|e| e.to_le_bytes()).collect();
+        write(&mut cx, Space::Shared, false, a, &bytes)?;
+    }
+    Ok(())
 }
 
 fn half(v: u32, hi: bool) -> u64 {

@@ -480,7 +480,7 @@ enum Class {
 fn class(d: &Decoded) -> Class {
     match d.instr.mnemonic {
         "SHFL" | "VOTE" | "VOTEU" | "MATCH" | "REDUX" | "ELECT" | "R2UR" | "BRA" | "BREAK"
-        | "LDSM" | "HMMA" | "IMMA" => Class::Collective,
+        | "LDSM" | "STSM" | "HMMA" | "IMMA" => Class::Collective,
         _ if d.form.uguard => Class::Uniform,
         _ => Class::Thread,
     }

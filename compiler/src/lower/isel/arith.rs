@@ -41,6 +41,19 @@ pub(super) fn pt() -> Operand {
     Operand::use_(Reg::phys(PReg::PT))
 }
 
+/// `(a, k)` when one factor of a 64-bit product is a constant below 2^32 (the other, `a`, is
+/// not a constant).
+fn u32_factor(a: Val, b: Val) -> Option<(Val, i64)> {
+    match (a, b) {
+        (x @ Val::Reg(_), Val::Imm(k)) | (Val::Imm(k), x @ Val::Reg(_))
+            if (0..=0xffff_ffff).contains(&k) =>
+        {
+            Some((x, k))
+        }
+        _ => None,
+    }
+}
+
 pub(super) fn npt() -> Operand {
     pt().inverted()
 }
@@ -775,6 +788,28 @@ impl Cx<'_> {
                 }
                 self.commit(dst);
             }
+            64 if !wide
+                && !hi
+                && let Some((x, k)) = u32_factor(va, vb) =>
+            {
+                // By a 32-bit constant: `IMAD.WIDE.U32 d, a.lo, k, RZ`, plus `a.hi·k` into the
+                // high word unless a.hi is known to be zero (a zero-extended 32-bit value, the
+                // `cvt.u64.u32` + `mul.lo.u64` of address arithmetic): ptxas's one instruction.
+                let ra = self.a_reg64(x);
+                let Some(dst) = self.dst(d) else { return false };
+                if self.high_word_is_zero(ra) {
+                    // The 32-bit value itself, so that the zero extension goes unused.
+                    let lo = self.word_copied_from(ra, 0).unwrap_or(wd(ra, 0));
+                    self.a_fin(&dst, "IMAD", &["WIDE", "U32"], vec![u(lo), im(k), rz64()]);
+                } else {
+                    let h = self.a_mk("IMAD", &[], vec![u(wd(ra, 1)), im(k), rz()]);
+                    let w =
+                        self.a_mk64("IMAD", &["WIDE", "U32"], vec![u(wd(ra, 0)), im(k), rz64()]);
+                    self.a_fin_w(&dst, 0, "MOV", &[], vec![u(wd(w, 0))]);
+                    self.a_fin_w(&dst, 1, "IADD3", &[], vec![u(wd(w, 1)), u(h), rz()]);
+                }
+                self.commit(dst);
+            }
             64 if !wide => {
                 let ra = self.a_reg64(va);
                 let rb = self.a_reg64(vb);
@@ -790,6 +825,53 @@ impl Cx<'_> {
             _ => return false,
         }
         true
+    }
+
+    /// The unguarded `MOV`/`COPY` of this block (looking back a few instructions) that defines
+    /// word `w` of a 64-bit register, as its source operand.
+    fn word_source(&self, r: Reg, w: u8) -> Option<&OpKind> {
+        let Reg::Virt {
+            vreg,
+            first: 0,
+            count: 2,
+        } = r
+        else {
+            return None;
+        };
+        let word = Reg::word(vreg, w);
+        let insts = &self.f.block(self.cur).insts;
+        for i in insts.iter().rev().take(64) {
+            if !i.defs().any(|d| d.vreg() == Some(vreg)) {
+                continue;
+            }
+            let OpKind::Reg(d) = &i.ops[0].kind else {
+                return None;
+            };
+            if d.reg != word {
+                continue;
+            }
+            let plain = i.guard.is_none() && i.ops.len() == 2;
+            return (plain && matches!(i.mnemonic, "MOV" | "COPY")).then_some(&i.ops[1].kind);
+        }
+        None
+    }
+
+    /// Whether the high word of a 64-bit register was set to zero in this block (a zero
+    /// extension: `MOV r.w1, 0x0` or a copy of `RZ`).
+    fn high_word_is_zero(&self, r: Reg) -> bool {
+        match self.word_source(r, 1) {
+            Some(OpKind::Int(0)) => true,
+            Some(OpKind::Reg(s)) => s.reg == Reg::phys(PReg::RZ),
+            _ => false,
+        }
+    }
+
+    /// The 32-bit register word `w` of a 64-bit register was copied from in this block.
+    fn word_copied_from(&self, r: Reg, w: u8) -> Option<Reg> {
+        match self.word_source(r, w) {
+            Some(OpKind::Reg(s)) if s.reg.count() == 1 && s.reg.vreg().is_some() => Some(s.reg),
+            _ => None,
+        }
     }
 
     /// The low 64 bits of `a·b (+ c)`, as ptxas: the cross products in 32-bit IMADs, the low

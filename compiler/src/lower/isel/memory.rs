@@ -798,7 +798,7 @@ impl Cx<'_> {
     }
 
     /// A 32-bit register plus an offset that fits 24 bits.
-    fn reg32_off(&mut self, r: Reg, off: i64) -> (Reg, i64) {
+    pub(super) fn reg32_off(&mut self, r: Reg, off: i64) -> (Reg, i64) {
         if fits_imm24(off) {
             (word_of(r, 0), off)
         } else {

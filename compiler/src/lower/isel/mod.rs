@@ -17,6 +17,7 @@ mod float;
 mod idiv;
 mod intops;
 mod memory;
+mod mma;
 mod sreg;
 mod texture;
 mod uniform;
@@ -458,7 +459,25 @@ impl Cx<'_> {
         match e {
             Expr::Name { name, component } => {
                 if let Some((var, _)) = self.lookup_reg(&name.text) {
-                    return Some(Val::Reg(self.read_var(var)));
+                    let r = self.read_var(var);
+                    let Some(c) = component else {
+                        return Some(Val::Reg(r));
+                    };
+                    // An element of a vector register (`cvt.u32.u16 d, %v.y`): its word.
+                    let k = match c.text.as_str() {
+                        ".x" | ".r" => 0,
+                        ".y" | ".g" => 1,
+                        ".z" | ".b" => 2,
+                        _ => 3,
+                    };
+                    if k >= r.count() {
+                        self.error(
+                            c.span,
+                            format!("`{}` has no element `{}`", name.text, c.text),
+                        );
+                        return None;
+                    }
+                    return Some(Val::Reg(address::word_of(r, k)));
                 }
                 if name.text == "WARP_SZ" {
                     return Some(Val::Imm(32));
@@ -655,6 +674,7 @@ impl Cx<'_> {
         let done = self
             .lower_arith(&op)
             .or_else(|| self.lower_memory(&op))
+            .or_else(|| self.lower_mma(&op))
             .or_else(|| self.lower_cluster(&op))
             .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))
