@@ -169,6 +169,11 @@ pub struct CompileArgs {
     #[arg(long)]
     pub time_passes: bool,
 
+    /// Reorder each block by critical-path list scheduling (the `schedule` pass; off by
+    /// default, see docs/passes/schedule.md).
+    #[arg(long)]
+    pub schedule: bool,
+
     /// Optimisation level 0-3 (ptxas -O).
     #[arg(short = 'O', long = "opt-level", value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u8).range(0..=3))]
@@ -239,6 +244,7 @@ fn pass_options(args: &CompileArgs) -> crate::passes::Options {
         print_after: args.print_after.clone(),
         time_passes: args.time_passes,
         device_debug: args.device_debug,
+        schedule: args.schedule,
         ..crate::passes::Options::new()
     }
 }

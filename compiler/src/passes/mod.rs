@@ -11,6 +11,7 @@ pub mod out_of_ssa;
 pub mod prologue;
 pub mod reconverge;
 pub mod regalloc;
+pub mod schedule;
 
 use crate::mir::{Function, verify::verify};
 use std::time::{Duration, Instant};
@@ -29,6 +30,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
     &coalesce_tuples::CoalesceTuples,
+    &schedule::Schedule,
     &early_exit::EarlyExit,
     &out_of_ssa::OutOfSsa,
     &reconverge::Reconverge,
@@ -41,6 +43,9 @@ pub const PIPELINE: &[&dyn Pass] = &[
 /// `exit-bookend`.
 pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
     let mut passes = PIPELINE.to_vec();
+    if !opts.schedule || opts.device_debug {
+        passes.retain(|p| p.name() != "schedule");
+    }
     if opts.device_debug {
         passes.retain(|p| p.name() != "early-exit");
         passes.push(&exit_bookend::ExitBookend);
@@ -79,6 +84,10 @@ pub struct Options {
     pub time_passes: bool,
     /// `-g`: debug code, with ptxas's exit bookend.
     pub device_debug: bool,
+    /// `--schedule`: run the list scheduler (`schedule.rs`). Off by default: instruction
+    /// selection already emits most recipes in ptxas's order, which the scheduler does not
+    /// keep, and it does not yet bound predicate pressure (7 `P` registers, no spilling).
+    pub schedule: bool,
 }
 
 impl Options {

@@ -191,7 +191,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         // interval holds (R1, the stack pointer, never is); `active` the intervals holding
         // registers, by end, to expire them in order.
         let mut owner: Vec<Option<(u32, VReg)>> = vec![None; limit];
-        let mut free = FreeSet::new(limit, class == RegClass::Gpr);
+        let mut free = FreeSet::new(limit, class);
         let mut active: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
         for cur in list {
             while let Some(&Reverse((end, v, base))) = active.peek() {
@@ -281,11 +281,19 @@ struct FreeSet {
 }
 
 impl FreeSet {
-    /// Registers `0..limit` free, except R1 (the stack pointer) for general registers.
-    fn new(limit: usize, gpr: bool) -> FreeSet {
+    /// Registers `0..limit` of `class` free, except R1 (the stack pointer) and UR0–UR3: ptxas
+    /// never allocates those (none of the 248 golden listings of `tests/golden/ptxas` names
+    /// one; the descriptor is `ULDC.64 UR4, c[0x0][0x208]`), and starting at UR4 keeps ptxc's
+    /// uniform registers named as ptxas's.
+    fn new(limit: usize, class: RegClass) -> FreeSet {
         let mut s = FreeSet { bits: [0; 4] };
         for r in 0..limit {
-            if !(gpr && r == 1) {
+            let reserved = match class {
+                RegClass::Gpr => r == 1,
+                RegClass::Ugpr => r < 4,
+                _ => false,
+            };
+            if !reserved {
                 s.insert(r);
             }
         }

@@ -221,7 +221,10 @@ pub(super) fn forms() -> Vec<Form> {
         (true, true, 0x31d),
     ] {
         let id = if reg_id { gpr(32) } else { bar_id() };
-        let (count, arv_count) = if reg_count {
+        let (count, arv_count) = if reg_count && !reg_id {
+            // nvdisasm leaves out a count register that is RZ, except after `BAR.ARV`.
+            (gpr(32).opt(RZ_), gpr(32))
+        } else if reg_count {
             (gpr(32), gpr(32))
         } else {
             (count(), uimm(42, 12))
