@@ -134,7 +134,7 @@ pub const AFTER_BRANCH: &str = "after-branch";
 /// every fixed-latency result of the block written back (`raw.csv` rows `X,after-branch,F`).
 pub fn drains(node: &Node) -> bool {
     matches!(
-        node.class.class.as_str(),
+        node.class.class,
         "BRA" | "BRX" | "JMP" | "JMX" | "CALL" | "RET" | "BSYNC" | "BREAK" | "WARPSYNC"
     )
 }
@@ -276,7 +276,7 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         if let Some(t) = node.reconverge {
             leader[t] = true;
         }
-        if node.flow != Flow::Next || matches!(node.class.pipe.as_str(), "branch" | "conv") {
+        if node.flow != Flow::Next || matches!(node.class.pipe, "branch" | "conv") {
             leader[k + 1] = true;
         }
     }
@@ -1097,13 +1097,13 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
 /// The pseudo-class of "the instruction after a branch".
 fn after_branch_class() -> OpClass {
     OpClass {
-        opcode: AFTER_BRANCH.into(),
-        class: AFTER_BRANCH.into(),
-        pipe: AFTER_BRANCH.into(),
+        opcode: AFTER_BRANCH,
+        class: AFTER_BRANCH,
+        pipe: AFTER_BRANCH,
         kind: Kind::Ctrl,
         queue: None,
         read_queue: None,
-        source: String::new(),
+        source: "",
     }
 }
 
@@ -1112,13 +1112,13 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
     let node = &nodes[k];
     // The issue table's row for this instruction followed by anything.
     let any = OpClass {
-        opcode: "*".into(),
-        class: "*".into(),
-        pipe: "*".into(),
+        opcode: "*",
+        class: "*",
+        pipe: "*",
         kind: Kind::Fixed,
         queue: None,
         read_queue: None,
-        source: String::new(),
+        source: "",
     };
     let gap = m.issue_gap(&node.class, &any) as i64;
     if k + 1 < nodes.len() {
@@ -1280,7 +1280,7 @@ fn yields_like_alu(node: &Node) -> bool {
         Kind::Fixed => node.class.pipe != "tensor",
         // Of the control instructions, these follow the ALU rule (measured).
         _ => matches!(
-            node.class.class.as_str(),
+            node.class.class,
             "DEPBAR" | "NOP" | "WARPGROUP" | "UCGABAR_WAIT"
         ),
     }
