@@ -554,11 +554,7 @@ fn step(
     // In-order queues: of the needed events of one queue in one block, the last one suffices.
     let queue_of = |e: Ev| -> Option<&str> {
         let c = &nodes[ev_instr(e)].class;
-        if ev_is_read(e) {
-            c.read_queue.as_deref()
-        } else {
-            c.queue.as_deref()
-        }
+        if ev_is_read(e) { c.read_queue } else { c.queue }
     };
     let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::default();
     for e in needed.iter() {
@@ -648,12 +644,12 @@ fn step(
             // of loads from one base register, and stores of a few data registers) without
             // making any wait unsafe. Only earlier instructions are dropped, so that in a loop
             // the previous iteration's later events stay as they were.
-            if let Some(q) = node.class.read_queue.as_deref() {
+            if let Some(q) = node.class.read_queue {
                 state.retain(|e, old| {
                     !(ev_is_read(*e)
                         && ev_instr(*e) < k
                         && !colour.is_some_and(|col| col.contains_key(e))
-                        && nodes[ev_instr(*e)].class.read_queue.as_deref() == Some(q)
+                        && nodes[ev_instr(*e)].class.read_queue == Some(q)
                         && old.is_subset(&regs))
                 });
             }
