@@ -142,9 +142,9 @@ fn apply(text: &str, edits: &[Edit]) -> String {
 /// A random instruction from the table: an opcode, some of its (and other) modifiers, operands.
 fn instruction_strategy() -> impl Strategy<Value = String> {
     let isa = Isa::get();
-    let mut opcodes: Vec<&'static str> = isa.forms.keys().map(String::as_str).collect();
+    let mut opcodes: Vec<&'static str> = isa.opcodes().collect();
     opcodes.sort_unstable();
-    let mut vocab: Vec<&'static str> = isa.vocabulary.iter().map(String::as_str).collect();
+    let mut vocab: Vec<&'static str> = isa.vocabulary().iter().map(String::as_str).collect();
     vocab.sort_unstable();
     let types = [
         ".u32", ".s32", ".b32", ".u64", ".f32", ".f64", ".pred", ".b16", ".f16x2", ".b64",

@@ -122,8 +122,8 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                             Operand::File(u.0)
                         };
                         raw.push(Obs {
-                            first: [p.class.class.clone(), p.class.pipe.clone()],
-                            second: [node.class.class.clone(), node.class.pipe.clone()],
+                            first: [p.class.class.to_string(), p.class.pipe.to_string()],
+                            second: [node.class.class.to_string(), node.class.pipe.to_string()],
                             operand: op.name().to_string(),
                             d: f.t[k] - f.t[x],
                             at: at.clone(),
@@ -143,8 +143,8 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                         continue;
                     }
                     issue.push(Obs {
-                        first: [p.class.class.clone(), p.class.pipe.clone()],
-                        second: [node.class.class.clone(), node.class.pipe.clone()],
+                        first: [p.class.class.to_string(), p.class.pipe.to_string()],
+                        second: [node.class.class.to_string(), node.class.pipe.to_string()],
                         operand: "*".into(),
                         d,
                         at: at.clone(),
@@ -163,7 +163,7 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                     for &u in &p.writes {
                         if seen.insert(u) && p.class.kind == latency::Kind::Fixed {
                             raw.push(Obs {
-                                first: [p.class.class.clone(), p.class.pipe.clone()],
+                                first: [p.class.class.to_string(), p.class.pipe.to_string()],
                                 second: [
                                     scoreboard::AFTER_BRANCH.into(),
                                     scoreboard::AFTER_BRANCH.into(),
@@ -178,11 +178,11 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
             }
             // Block end: the stall of the last instruction.
             let control = f.nodes[k].flow != scoreboard::Flow::Next
-                || matches!(f.nodes[k].class.pipe.as_str(), "branch" | "conv");
+                || matches!(f.nodes[k].class.pipe, "branch" | "conv");
             if !f.nodes[k].padding && control {
                 let node = &f.nodes[k];
                 issue.push(Obs {
-                    first: [node.class.class.clone(), node.class.pipe.clone()],
+                    first: [node.class.class.to_string(), node.class.pipe.to_string()],
                     second: ["*".into(), "*".into()],
                     operand: "*".into(),
                     d: f.code[k].ctrl.stall as i64,
@@ -329,7 +329,13 @@ fn generate(obs: &[Obs], issue: bool) -> BTreeSet<(String, String, String)> {
 
 fn rows_to_keys(rows: &[Row]) -> BTreeSet<(String, String, String)> {
     rows.iter()
-        .map(|r| (r.first.clone(), r.second.clone(), r.operand.clone()))
+        .map(|r| {
+            (
+                r.first.to_string(),
+                r.second.to_string(),
+                r.operand.to_string(),
+            )
+        })
         .collect()
 }
 
@@ -377,7 +383,11 @@ fn check(
     errors: &mut Vec<String>,
 ) {
     for r in rows {
-        let k = (r.first.clone(), r.second.clone(), r.operand.clone());
+        let k = (
+            r.first.to_string(),
+            r.second.to_string(),
+            r.operand.to_string(),
+        );
         match m.get(&k) {
             None => errors.push(format!(
                 "{name}:{}: {},{},{}: no pair measured any more",

@@ -134,7 +134,7 @@ pub const AFTER_BRANCH: &str = "after-branch";
 /// every fixed-latency result of the block written back (`raw.csv` rows `X,after-branch,F`).
 pub fn drains(node: &Node) -> bool {
     matches!(
-        node.class.class.as_str(),
+        node.class.class,
         "BRA" | "BRX" | "JMP" | "JMX" | "CALL" | "RET" | "BSYNC" | "BREAK" | "WARPSYNC"
     )
 }
@@ -276,7 +276,7 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         if let Some(t) = node.reconverge {
             leader[t] = true;
         }
-        if node.flow != Flow::Next || matches!(node.class.pipe.as_str(), "branch" | "conv") {
+        if node.flow != Flow::Next || matches!(node.class.pipe, "branch" | "conv") {
             leader[k + 1] = true;
         }
     }
@@ -554,11 +554,7 @@ fn step(
     // In-order queues: of the needed events of one queue in one block, the last one suffices.
     let queue_of = |e: Ev| -> Option<&str> {
         let c = &nodes[ev_instr(e)].class;
-        if ev_is_read(e) {
-            c.read_queue.as_deref()
-        } else {
-            c.queue.as_deref()
-        }
+        if ev_is_read(e) { c.read_queue } else { c.queue }
     };
     let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::default();
     for e in needed.iter() {
@@ -648,12 +644,12 @@ fn step(
             // of loads from one base register, and stores of a few data registers) without
             // making any wait unsafe. Only earlier instructions are dropped, so that in a loop
             // the previous iteration's later events stay as they were.
-            if let Some(q) = node.class.read_queue.as_deref() {
+            if let Some(q) = node.class.read_queue {
                 state.retain(|e, old| {
                     !(ev_is_read(*e)
                         && ev_instr(*e) < k
                         && !colour.is_some_and(|col| col.contains_key(e))
-                        && nodes[ev_instr(*e)].class.read_queue.as_deref() == Some(q)
+                        && nodes[ev_instr(*e)].class.read_queue == Some(q)
                         && old.is_subset(&regs))
                 });
             }
@@ -1110,13 +1106,13 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
 /// The pseudo-class of "the instruction after a branch".
 fn after_branch_class() -> OpClass {
     OpClass {
-        opcode: AFTER_BRANCH.into(),
-        class: AFTER_BRANCH.into(),
-        pipe: AFTER_BRANCH.into(),
+        opcode: AFTER_BRANCH,
+        class: AFTER_BRANCH,
+        pipe: AFTER_BRANCH,
         kind: Kind::Ctrl,
         queue: None,
         read_queue: None,
-        source: String::new(),
+        source: "",
     }
 }
 
@@ -1125,13 +1121,13 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
     let node = &nodes[k];
     // The issue table's row for this instruction followed by anything.
     let any = OpClass {
-        opcode: "*".into(),
-        class: "*".into(),
-        pipe: "*".into(),
+        opcode: "*",
+        class: "*",
+        pipe: "*",
         kind: Kind::Fixed,
         queue: None,
         read_queue: None,
-        source: String::new(),
+        source: "",
     };
     let gap = m.issue_gap(&node.class, &any) as i64;
     if k + 1 < nodes.len() {
@@ -1356,7 +1352,7 @@ fn yields_like_alu(node: &Node) -> bool {
         Kind::Fixed => node.class.pipe != "tensor",
         // Of the control instructions, these follow the ALU rule (measured).
         _ => matches!(
-            node.class.class.as_str(),
+            node.class.class,
             "DEPBAR" | "NOP" | "WARPGROUP" | "UCGABAR_WAIT"
         ),
     }

@@ -1270,7 +1270,7 @@ impl Checker {
             self.error(ins.opcode.span, msg);
             return;
         };
-        let forms = &self.isa.forms[&form_name];
+        let forms = self.isa.forms(&form_name).unwrap_or_default();
         let opcode_span = ins
             .opcode
             .span
@@ -1282,7 +1282,11 @@ impl Checker {
         for m in &mods {
             if let Some(t) = Ty::parse(&m.text) {
                 types.push((t, m.span));
-            } else if self.isa.vocabulary.contains(&m.text) {
+            } else if forms.iter().any(|f| f.allows_modifier(&m.text))
+                || self.isa.vocabulary().contains(&m.text)
+            {
+                // A modifier of this opcode's forms is in the table's vocabulary: asking them
+                // first spares building the vocabulary (which parses the whole table).
                 others.push(m);
             } else {
                 self.error(m.span, format!("Unknown modifier '{}'", m.text));

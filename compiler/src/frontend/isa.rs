@@ -398,18 +398,61 @@ impl Form {
     }
 }
 
-/// The parsed table: forms by opcode, plus the vocabulary of every modifier.
+/// The table, indexed by opcode. An opcode's lines are parsed into [`Form`]s the first time it is
+/// looked up: a run uses a few of the table's opcodes, and start-up only splits the table into
+/// lines.
 pub struct Isa {
-    pub forms: FxHashMap<String, Vec<Form>>,
+    opcodes: FxHashMap<&'static str, Opcode>,
     /// First words of the compound opcodes (`cp` of `cp.async.bulk`), to find them quickly.
-    pub compound_heads: FxHashSet<String>,
-    /// Every modifier word that appears anywhere in the table (with the dot).
-    pub vocabulary: FxHashSet<String>,
+    compound_heads: FxHashSet<&'static str>,
+    /// Every modifier word that appears anywhere in the table (with the dot), built on first use.
+    vocabulary: OnceLock<FxHashSet<String>>,
     /// The longest compound opcode, in words (`cp.async.bulk.prefetch.tensor` = 5).
     pub max_opcode_words: usize,
 }
 
+/// The table lines of one opcode and, once asked for, their forms.
+struct Opcode {
+    /// `(line number, line)`, in table order.
+    lines: Vec<(usize, &'static str)>,
+    forms: OnceLock<Vec<Form>>,
+}
+
 impl Isa {
+    /// The forms of an opcode (`add`, `cp.async.bulk`), in table order.
+    pub fn forms(&self, opcode: &str) -> Option<&[Form]> {
+        let op = self.opcodes.get(opcode)?;
+        let forms = op.forms.get_or_init(|| {
+            op.lines
+                .iter()
+                .map(|&(n, line)| parse_form(n, line))
+                .collect::<Result<_, _>>()
+                .unwrap_or_else(|e| panic!("isa.rs TABLE: {e}"))
+        });
+        Some(forms)
+    }
+
+    /// Every opcode of the table.
+    pub fn opcodes(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.opcodes.keys().copied()
+    }
+
+    /// Every modifier word that appears anywhere in the table (with the dot).
+    pub fn vocabulary(&self) -> &FxHashSet<String> {
+        self.vocabulary.get_or_init(|| {
+            let mut words = FxHashSet::default();
+            for op in self.opcodes() {
+                for f in self.forms(op).unwrap_or_default() {
+                    words.extend(f.fixed.iter().cloned());
+                    for g in &f.groups {
+                        words.extend(g.alternatives.iter().cloned());
+                    }
+                }
+            }
+            words
+        })
+    }
+
     /// Finds the longest known compound opcode of an instruction (`cp.async.bulk.tensor`) and
     /// returns it with the modifiers that follow it.
     pub fn split_opcode<'i>(
@@ -423,20 +466,20 @@ impl Isa {
                 .collect();
             for n in (2..=self.max_opcode_words.min(words.len())).rev() {
                 let name = words[..n].concat();
-                if self.forms.contains_key(&name) {
+                if self.opcodes.contains_key(name.as_str()) {
                     return Some((name, ins.modifiers[n - 1..].iter().collect()));
                 }
             }
         }
-        self.forms
+        self.opcodes
             .contains_key(head)
             .then(|| (head.to_string(), ins.modifiers.iter().collect()))
     }
 
-    /// The table, parsed once.
+    /// The table, indexed once.
     pub fn get() -> &'static Isa {
         static ISA: OnceLock<Isa> = OnceLock::new();
-        ISA.get_or_init(|| parse_table(TABLE).unwrap_or_else(|e| panic!("isa.rs TABLE: {e}")))
+        ISA.get_or_init(|| index_table(TABLE))
     }
 }
 
@@ -492,160 +535,173 @@ fn split_items(s: &str) -> Result<Vec<String>, String> {
     Ok(items)
 }
 
-fn parse_table(text: &str) -> Result<Isa, String> {
-    let mut forms: FxHashMap<String, Vec<Form>> = FxHashMap::default();
-    let mut vocabulary = FxHashSet::default();
-    let mut max_words = 1;
+/// Splits the table into the lines of each opcode (the first word of a line).
+fn index_table(text: &'static str) -> Isa {
+    let mut opcodes: FxHashMap<&'static str, Opcode> = FxHashMap::default();
     for (idx, raw) in text.lines().enumerate() {
-        let line_no = idx + 1;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (head, tail) = line
-            .split_once(" :")
-            .or_else(|| line.split_once(':').filter(|(h, _)| !h.contains("::")))
-            .ok_or_else(|| format!("line {line_no}: no `:` in `{line}`"))?;
-        let mut items = split_items(head).map_err(|e| format!("line {line_no}: {e}"))?;
-        if items.is_empty() {
-            return Err(format!("line {line_no}: no opcode"));
-        }
-        let opcode = items.remove(0);
-        max_words = max_words.max(opcode.split('.').count());
-        let mut form = Form {
-            opcode: opcode.clone(),
-            types: vec![],
-            fixed: vec![],
-            groups: vec![],
-            operands: vec![],
-            variadic: false,
-            gate: None,
-            nonsync: false,
-            line: line_no,
-            group_index: FxHashMap::default(),
-        };
-        for item in items {
-            let (prefix, body) = match item.find(['{', '<']) {
-                Some(i) => (&item[..i], &item[i..]),
-                None => ("", item.as_str()),
-            };
-            let required = body.starts_with('<');
-            let inner = body
-                .strip_prefix(['{', '<'])
-                .and_then(|b| b.strip_suffix(['}', '>']));
-            match (prefix, inner) {
-                ("T" | "U" | "W" | "X", Some(list)) => {
-                    let allowed = expand_types(list);
-                    form.types.push(TypeSlot {
-                        slot: prefix.chars().next().unwrap_or('T'),
-                        required,
-                        allowed_set: allowed.iter().map(|t| t[1..].to_string()).collect(),
-                        allowed,
-                    })
-                }
-                ("V", Some(list)) | ("", Some(list)) => {
-                    let alternatives: Vec<String> =
-                        list.split_whitespace().map(str::to_string).collect();
-                    vocabulary.extend(alternatives.iter().cloned());
-                    form.groups.push(ModGroup {
-                        required,
-                        vector: prefix == "V",
-                        alternatives,
-                    });
-                }
-                ("", None) if body.starts_with('.') => {
-                    // `.xorsign.abs` is one group alternative written as two words.
-                    vocabulary.insert(body.to_string());
-                    form.fixed.push(body.to_string());
-                }
-                _ => return Err(format!("line {line_no}: cannot read `{item}`")),
-            }
-        }
-        let mut rest = tail.split_whitespace().peekable();
-        while let Some(tok) = rest.next() {
-            if let Some(sm) = tok.strip_prefix("@sm") {
-                let arch_a = sm.ends_with('a');
-                let num: u32 = sm
-                    .trim_end_matches('a')
-                    .parse()
-                    .map_err(|_| format!("line {line_no}: bad gate `{tok}`"))?;
-                let mut feature = String::new();
-                for w in rest.by_ref() {
-                    feature.push_str(w);
-                    if w.ends_with('\'') && feature.len() > 1 {
-                        break;
-                    }
-                    feature.push(' ');
-                }
-                form.gate = Some((num, arch_a, feature.trim_matches('\'').to_string()));
-                continue;
-            }
-            if tok == "!nonsync" {
-                form.nonsync = true;
-                continue;
-            }
-            if tok == "*" {
-                form.variadic = true;
-                continue;
-            }
-            let (optional, tok) = match tok.strip_prefix('?') {
-                Some(t) => (true, t),
-                None => (false, tok),
-            };
-            let (letter, ty) = match tok.split_once(':') {
-                Some((l, t)) => (
-                    l,
-                    Some(parse_type_ref(t).map_err(|e| format!("line {line_no}: {e}"))?),
-                ),
-                None => (tok, None),
-            };
-            let ty_or_t = || ty.clone().unwrap_or(TypeRef::Slot('T'));
-            let kind = match letter {
-                "d" => OperandKind::Dest {
-                    ty: ty_or_t(),
-                    relaxed: false,
-                    pair: false,
-                },
-                "d~" => OperandKind::Dest {
-                    ty: ty_or_t(),
-                    relaxed: true,
-                    pair: false,
-                },
-                "d|" => OperandKind::Dest {
-                    ty: ty_or_t(),
-                    relaxed: false,
-                    pair: true,
-                },
-                "a" => OperandKind::Value(ty_or_t()),
-                "a~" => OperandKind::WideValue(ty_or_t()),
-                "r" => OperandKind::Register(ty_or_t()),
-                "i" => OperandKind::Immediate(ty_or_t()),
-                "p" => OperandKind::Pred,
-                "m" => OperandKind::Address,
-                "l" => OperandKind::Label,
-                "V" => OperandKind::Data,
-                "_" => OperandKind::Any,
-                other => return Err(format!("line {line_no}: unknown operand `{other}`")),
-            };
-            form.operands.push(OperandSpec { kind, optional });
-        }
-        for (i, g) in form.groups.iter().enumerate() {
-            for a in &g.alternatives {
-                form.group_index.entry(a.clone()).or_default().push(i);
-            }
-        }
-        forms.entry(opcode).or_default().push(form);
+        let opcode = line.split_whitespace().next().unwrap_or_default();
+        opcodes
+            .entry(opcode)
+            .or_insert_with(|| Opcode {
+                lines: Vec::new(),
+                forms: OnceLock::new(),
+            })
+            .lines
+            .push((idx + 1, line));
     }
-    let compound_heads = forms
+    let compound_heads = opcodes
         .keys()
-        .filter_map(|k| k.split_once('.').map(|(head, _)| head.to_string()))
+        .filter_map(|k| k.split_once('.').map(|(head, _)| head))
         .collect();
-    Ok(Isa {
-        forms,
+    let max_opcode_words = opcodes
+        .keys()
+        .map(|k| k.split('.').count())
+        .max()
+        .unwrap_or(1);
+    Isa {
+        opcodes,
         compound_heads,
-        vocabulary,
-        max_opcode_words: max_words,
-    })
+        vocabulary: OnceLock::new(),
+        max_opcode_words,
+    }
+}
+
+/// Parses one line of the table (`line_no` is its 1-based number, for messages).
+fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
+    let (head, tail) = line
+        .split_once(" :")
+        .or_else(|| line.split_once(':').filter(|(h, _)| !h.contains("::")))
+        .ok_or_else(|| format!("line {line_no}: no `:` in `{line}`"))?;
+    let mut items = split_items(head).map_err(|e| format!("line {line_no}: {e}"))?;
+    if items.is_empty() {
+        return Err(format!("line {line_no}: no opcode"));
+    }
+    let opcode = items.remove(0);
+    let mut form = Form {
+        opcode,
+        types: vec![],
+        fixed: vec![],
+        groups: vec![],
+        operands: vec![],
+        variadic: false,
+        gate: None,
+        nonsync: false,
+        line: line_no,
+        group_index: FxHashMap::default(),
+    };
+    for item in items {
+        let (prefix, body) = match item.find(['{', '<']) {
+            Some(i) => (&item[..i], &item[i..]),
+            None => ("", item.as_str()),
+        };
+        let required = body.starts_with('<');
+        let inner = body
+            .strip_prefix(['{', '<'])
+            .and_then(|b| b.strip_suffix(['}', '>']));
+        match (prefix, inner) {
+            ("T" | "U" | "W" | "X", Some(list)) => {
+                let allowed = expand_types(list);
+                form.types.push(TypeSlot {
+                    slot: prefix.chars().next().unwrap_or('T'),
+                    required,
+                    allowed_set: allowed.iter().map(|t| t[1..].to_string()).collect(),
+                    allowed,
+                })
+            }
+            ("V", Some(list)) | ("", Some(list)) => {
+                let alternatives: Vec<String> =
+                    list.split_whitespace().map(str::to_string).collect();
+                form.groups.push(ModGroup {
+                    required,
+                    vector: prefix == "V",
+                    alternatives,
+                });
+            }
+            ("", None) if body.starts_with('.') => {
+                // `.xorsign.abs` is one group alternative written as two words.
+                form.fixed.push(body.to_string());
+            }
+            _ => return Err(format!("line {line_no}: cannot read `{item}`")),
+        }
+    }
+    let mut rest = tail.split_whitespace().peekable();
+    while let Some(tok) = rest.next() {
+        if let Some(sm) = tok.strip_prefix("@sm") {
+            let arch_a = sm.ends_with('a');
+            let num: u32 = sm
+                .trim_end_matches('a')
+                .parse()
+                .map_err(|_| format!("line {line_no}: bad gate `{tok}`"))?;
+            let mut feature = String::new();
+            for w in rest.by_ref() {
+                feature.push_str(w);
+                if w.ends_with('\'') && feature.len() > 1 {
+                    break;
+                }
+                feature.push(' ');
+            }
+            form.gate = Some((num, arch_a, feature.trim_matches('\'').to_string()));
+            continue;
+        }
+        if tok == "!nonsync" {
+            form.nonsync = true;
+            continue;
+        }
+        if tok == "*" {
+            form.variadic = true;
+            continue;
+        }
+        let (optional, tok) = match tok.strip_prefix('?') {
+            Some(t) => (true, t),
+            None => (false, tok),
+        };
+        let (letter, ty) = match tok.split_once(':') {
+            Some((l, t)) => (
+                l,
+                Some(parse_type_ref(t).map_err(|e| format!("line {line_no}: {e}"))?),
+            ),
+            None => (tok, None),
+        };
+        let ty_or_t = || ty.clone().unwrap_or(TypeRef::Slot('T'));
+        let kind = match letter {
+            "d" => OperandKind::Dest {
+                ty: ty_or_t(),
+                relaxed: false,
+                pair: false,
+            },
+            "d~" => OperandKind::Dest {
+                ty: ty_or_t(),
+                relaxed: true,
+                pair: false,
+            },
+            "d|" => OperandKind::Dest {
+                ty: ty_or_t(),
+                relaxed: false,
+                pair: true,
+            },
+            "a" => OperandKind::Value(ty_or_t()),
+            "a~" => OperandKind::WideValue(ty_or_t()),
+            "r" => OperandKind::Register(ty_or_t()),
+            "i" => OperandKind::Immediate(ty_or_t()),
+            "p" => OperandKind::Pred,
+            "m" => OperandKind::Address,
+            "l" => OperandKind::Label,
+            "V" => OperandKind::Data,
+            "_" => OperandKind::Any,
+            other => return Err(format!("line {line_no}: unknown operand `{other}`")),
+        };
+        form.operands.push(OperandSpec { kind, optional });
+    }
+    for (i, g) in form.groups.iter().enumerate() {
+        for a in &g.alternatives {
+            form.group_index.entry(a.clone()).or_default().push(i);
+        }
+    }
+    Ok(form)
 }
 
 #[cfg(test)]
@@ -655,13 +711,19 @@ mod tests {
     #[test]
     fn table_parses() {
         let isa = Isa::get();
-        assert!(isa.forms.len() > 100, "{} opcodes", isa.forms.len());
-        let add = &isa.forms["add"];
+        assert!(isa.opcodes.len() > 100, "{} opcodes", isa.opcodes.len());
+        // Every line parses (forms are otherwise only parsed when an opcode is used).
+        for op in isa.opcodes() {
+            let forms = isa.forms(op).unwrap();
+            assert!(forms.iter().all(|f| f.opcode == op), "{op}");
+        }
+        assert!(isa.vocabulary().contains(".shared::cluster"));
+        let add = isa.forms("add").unwrap();
         assert!(
             add.iter()
                 .any(|f| f.types[0].allowed.contains(&".f32".to_string()))
         );
-        let mapa = &isa.forms["mapa"][0];
+        let mapa = &isa.forms("mapa").unwrap()[0];
         assert_eq!(mapa.gate, Some((90, false, "mapa".to_string())));
         assert_eq!(isa.max_opcode_words, 5); // cp.async.bulk.prefetch.tensor
     }

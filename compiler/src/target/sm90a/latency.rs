@@ -46,20 +46,23 @@ impl Kind {
 }
 
 /// The scheduling description of an opcode (a row of `opcodes.csv`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// The names borrow from the embedded table text (no copies at start-up), which is why the
+/// tables are `&'static str`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpClass {
     /// The row's opcode pattern (`IMAD.WIDE`).
-    pub opcode: String,
+    pub opcode: &'static str,
     /// The class name used by `raw.csv` and `issue.csv`.
-    pub class: String,
+    pub class: &'static str,
     /// The coarser pipe name.
-    pub pipe: String,
+    pub pipe: &'static str,
     pub kind: Kind,
     /// In-order completion queue of results, if any.
-    pub queue: Option<String>,
+    pub queue: Option<&'static str>,
     /// In-order queue of source-register releases, if any.
-    pub read_queue: Option<String>,
-    pub source: String,
+    pub read_queue: Option<&'static str>,
+    pub source: &'static str,
 }
 
 /// The operand through which a consumer depends on a producer.
@@ -89,14 +92,14 @@ impl Operand {
 pub struct Row {
     /// 1-based line in the file (for messages).
     pub line: usize,
-    pub first: String,
-    pub second: String,
+    pub first: &'static str,
+    pub second: &'static str,
     /// `raw.csv`: the operand (`R`, `UR`, `P`, `UP`, `guard`, `*`); `issue.csv`: `*`.
-    pub operand: String,
+    pub operand: &'static str,
     pub cycles: u8,
     /// How many measured pairs are at exactly `cycles`.
     pub samples: u32,
-    pub source: String,
+    pub source: &'static str,
 }
 
 /// The loaded tables.
@@ -105,10 +108,10 @@ pub struct Model {
     pub opcodes: Vec<OpClass>,
     pub raw: Vec<Row>,
     pub issue: Vec<Row>,
-    by_mnemonic: HashMap<String, Vec<usize>>,
+    by_mnemonic: HashMap<&'static str, Vec<usize>>,
     /// Every class, pipe and operand name the row tables use, as a small number (lookups hash
     /// numbers instead of building strings).
-    names: HashMap<String, u32>,
+    names: HashMap<&'static str, u32>,
     raw_index: HashMap<(u32, u32, u32), usize>,
     issue_index: HashMap<(u32, u32), usize>,
     max_latency: u8,
@@ -124,7 +127,7 @@ pub const OPCODES_PATH: &str = "compiler/src/target/sm90a/latency/opcodes.csv";
 pub const RAW_PATH: &str = "compiler/src/target/sm90a/latency/raw.csv";
 pub const ISSUE_PATH: &str = "compiler/src/target/sm90a/latency/issue.csv";
 
-fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+fn data_lines(text: &'static str) -> impl Iterator<Item = (usize, &'static str)> {
     text.lines()
         .enumerate()
         .map(|(n, l)| (n + 1, l.trim()))
@@ -132,7 +135,7 @@ fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .skip(1) // the header
 }
 
-fn parse_opcodes(text: &str) -> Result<Vec<OpClass>, String> {
+fn parse_opcodes(text: &'static str) -> Result<Vec<OpClass>, String> {
     let mut out = Vec::new();
     for (n, l) in data_lines(text) {
         let c: Vec<&str> = l.splitn(7, ',').collect();
@@ -147,19 +150,19 @@ fn parse_opcodes(text: &str) -> Result<Vec<OpClass>, String> {
             k => return Err(format!("opcodes.csv:{n}: unknown kind `{k}`")),
         };
         out.push(OpClass {
-            opcode: c[0].to_string(),
-            class: c[1].to_string(),
-            pipe: c[2].to_string(),
+            opcode: c[0],
+            class: c[1],
+            pipe: c[2],
             kind,
-            queue: (c[4] != "-").then(|| c[4].to_string()),
-            read_queue: (c[5] != "-").then(|| c[5].to_string()),
-            source: c.get(6).unwrap_or(&"").to_string(),
+            queue: (c[4] != "-").then_some(c[4]),
+            read_queue: (c[5] != "-").then_some(c[5]),
+            source: c.get(6).copied().unwrap_or(""),
         });
     }
     Ok(out)
 }
 
-fn parse_rows(text: &str, file: &str, with_operand: bool) -> Result<Vec<Row>, String> {
+fn parse_rows(text: &'static str, file: &str, with_operand: bool) -> Result<Vec<Row>, String> {
     let mut out = Vec::new();
     let cols = if with_operand { 6 } else { 5 };
     for (n, l) in data_lines(text) {
@@ -168,9 +171,9 @@ fn parse_rows(text: &str, file: &str, with_operand: bool) -> Result<Vec<Row>, St
             return Err(format!("{file}:{n}: expected {cols} columns: {l}"));
         }
         let (operand, rest) = if with_operand {
-            (c[2].to_string(), &c[3..])
+            (c[2], &c[3..])
         } else {
-            ("*".to_string(), &c[2..])
+            ("*", &c[2..])
         };
         let cycles = rest[0]
             .parse::<u8>()
@@ -180,46 +183,48 @@ fn parse_rows(text: &str, file: &str, with_operand: bool) -> Result<Vec<Row>, St
             .map_err(|e| format!("{file}:{n}: samples `{}`: {e}", rest[1]))?;
         out.push(Row {
             line: n,
-            first: c[0].to_string(),
-            second: c[1].to_string(),
+            first: c[0],
+            second: c[1],
             operand,
             cycles,
             samples,
-            source: rest.get(2).unwrap_or(&"").to_string(),
+            source: rest.get(2).copied().unwrap_or(""),
         });
     }
     Ok(out)
 }
 
 impl Model {
-    /// Parses the three tables.
-    pub fn parse(opcodes: &str, raw: &str, issue: &str) -> Result<Model, String> {
+    /// Parses the three tables (the embedded ones, [`OPCODES_CSV`], [`RAW_CSV`] and
+    /// [`ISSUE_CSV`], or others for tests).
+    pub fn parse(
+        opcodes: &'static str,
+        raw: &'static str,
+        issue: &'static str,
+    ) -> Result<Model, String> {
         let opcodes = parse_opcodes(opcodes)?;
         let raw = parse_rows(raw, "raw.csv", true)?;
         let issue = parse_rows(issue, "issue.csv", false)?;
-        let mut by_mnemonic: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut by_mnemonic: HashMap<&'static str, Vec<usize>> = HashMap::default();
         for (k, o) in opcodes.iter().enumerate() {
-            let m = o.opcode.split('.').next().unwrap_or("").to_string();
+            let m = o.opcode.split('.').next().unwrap_or("");
             by_mnemonic.entry(m).or_default().push(k);
         }
-        let mut names: HashMap<String, u32> = HashMap::default();
-        let mut id = |s: &str| -> u32 {
+        let mut names: HashMap<&'static str, u32> = HashMap::default();
+        let mut id = |s: &'static str| -> u32 {
             let n = names.len() as u32;
-            *names.entry(s.to_string()).or_insert(n)
+            *names.entry(s).or_insert(n)
         };
         let mut raw_index = HashMap::default();
         for (k, r) in raw.iter().enumerate() {
-            let key = (id(&r.first), id(&r.second), id(&r.operand));
+            let key = (id(r.first), id(r.second), id(r.operand));
             if raw_index.insert(key, k).is_some() {
                 return Err(format!("raw.csv:{}: duplicate row", r.line));
             }
         }
         let mut issue_index = HashMap::default();
         for (k, r) in issue.iter().enumerate() {
-            if issue_index
-                .insert((id(&r.first), id(&r.second)), k)
-                .is_some()
-            {
+            if issue_index.insert((id(r.first), id(r.second)), k).is_some() {
                 return Err(format!("issue.csv:{}: duplicate row", r.line));
             }
         }
@@ -249,17 +254,17 @@ impl Model {
     /// not name, a conservative default from the form's latency class.
     pub fn class_of(&self, i: &Instr) -> OpClass {
         if let Some(o) = self.lookup(i.mnemonic, &i.mods) {
-            return o.clone();
+            return *o;
         }
         let variable = matches!(i.latency(), Ok(Latency::Variable));
         OpClass {
-            opcode: i.mnemonic.to_string(),
-            class: i.mnemonic.to_string(),
-            pipe: if variable { "var" } else { "unknown" }.to_string(),
+            opcode: i.mnemonic,
+            class: i.mnemonic,
+            pipe: if variable { "var" } else { "unknown" },
             kind: if variable { Kind::Long } else { Kind::Fixed },
             queue: None,
             read_queue: None,
-            source: "not in opcodes.csv: default from the form's latency class".into(),
+            source: "not in opcodes.csv: default from the form's latency class",
         }
     }
 
@@ -272,8 +277,8 @@ impl Model {
     /// (class before pipe before `*`, producer before consumer before operand).
     fn raw_rows(&self, p: &OpClass, c: &OpClass, op: Operand) -> impl Iterator<Item = &Row> {
         let (ps, cs, os) = (
-            self.ids([p.class.as_str(), p.pipe.as_str(), "*"]),
-            self.ids([c.class.as_str(), c.pipe.as_str(), "*"]),
+            self.ids([p.class, p.pipe, "*"]),
+            self.ids([c.class, c.pipe, "*"]),
             self.ids([op.name(), "*"]),
         );
         ps.into_iter().flatten().flat_map(move |pk| {
@@ -294,8 +299,8 @@ impl Model {
     /// The `issue.csv` row that applies to two instructions in this order.
     pub fn issue_row(&self, a: &OpClass, b: &OpClass) -> Option<&Row> {
         let (as_, bs) = (
-            self.ids([a.class.as_str(), a.pipe.as_str(), "*"]),
-            self.ids([b.class.as_str(), b.pipe.as_str(), "*"]),
+            self.ids([a.class, a.pipe, "*"]),
+            self.ids([b.class, b.pipe, "*"]),
         );
         for ak in as_.iter().flatten() {
             for bk in bs.iter().flatten() {
@@ -360,22 +365,12 @@ mod tests {
         let names: std::collections::HashSet<&str> = m
             .opcodes
             .iter()
-            .flat_map(|o| [o.class.as_str(), o.pipe.as_str()])
+            .flat_map(|o| [o.class, o.pipe])
             .chain(["*", "after-branch"])
             .collect();
         for r in m.raw.iter().chain(&m.issue) {
-            assert!(
-                names.contains(r.first.as_str()),
-                "line {}: {}",
-                r.line,
-                r.first
-            );
-            assert!(
-                names.contains(r.second.as_str()),
-                "line {}: {}",
-                r.line,
-                r.second
-            );
+            assert!(names.contains(r.first), "line {}: {}", r.line, r.first);
+            assert!(names.contains(r.second), "line {}: {}", r.line, r.second);
         }
     }
 
@@ -391,7 +386,7 @@ mod tests {
         let i = parse_instr("LDG.E R2, desc[UR4][R2.64]").unwrap();
         assert_eq!(m.class_of(&i).kind, Kind::Long);
         let i = parse_instr("LDS R2, [R2]").unwrap();
-        assert_eq!(m.class_of(&i).queue.as_deref(), Some("lds"));
+        assert_eq!(m.class_of(&i).queue, Some("lds"));
     }
 
     #[test]

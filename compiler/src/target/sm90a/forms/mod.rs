@@ -38,12 +38,13 @@ mod mma;
 mod uniform;
 mod warp;
 
-/// The tables and their indexes.
+/// The tables and their indexes. Compiling only looks forms up by mnemonic; the indexes that
+/// decoding (by opcode) and listing parsing (interned names) need are built on first use.
 pub struct Tables {
     pub forms: Vec<Form>,
     by_name: HashMap<&'static str, Vec<usize>>,
-    by_opcode: HashMap<u16, Vec<usize>>,
-    interned: HashMap<&'static str, &'static str>,
+    by_opcode: OnceLock<HashMap<u16, Vec<usize>>>,
+    interned: OnceLock<HashMap<&'static str, &'static str>>,
 }
 
 static TABLES: OnceLock<Tables> = OnceLock::new();
@@ -65,11 +66,19 @@ impl Tables {
     }
     /// The forms with a 12-bit opcode.
     pub fn by_opcode(&self, opcode: u16) -> &[usize] {
-        self.by_opcode.get(&opcode).map(|v| &v[..]).unwrap_or(&[])
+        let by_opcode = self.by_opcode.get_or_init(|| {
+            let mut by_opcode: HashMap<u16, Vec<usize>> = HashMap::default();
+            for f in &self.forms {
+                by_opcode.entry(f.opcode).or_default().push(f.id);
+            }
+            by_opcode
+        });
+        by_opcode.get(&opcode).map(|v| &v[..]).unwrap_or(&[])
     }
     /// The static copy of a name the tables use (mnemonic, modifier token, suffix, keyword).
     pub fn intern(&self, s: &str) -> Option<&'static str> {
-        self.interned.get(s).copied()
+        let interned = self.interned.get_or_init(|| intern_names(&self.forms));
+        interned.get(s).copied()
     }
 }
 
@@ -93,7 +102,25 @@ fn build() -> Tables {
         }
     }
     let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::default();
-    let mut by_opcode: HashMap<u16, Vec<usize>> = HashMap::default();
+    for (i, f) in forms.iter_mut().enumerate() {
+        f.id = i;
+        let fm = f.field_mask();
+        // Fixed: everything but the fields, the guard [15:12] and the control bits.
+        f.mask = [!fm[0] & !0xf000, !fm[1] & !CTRL_MASK_HI];
+        f.base = [f.base[0] & f.mask[0], f.base[1] & f.mask[1]];
+        by_name.entry(f.mnemonic).or_default().push(i);
+    }
+    Tables {
+        forms,
+        by_name,
+        by_opcode: OnceLock::new(),
+        interned: OnceLock::new(),
+    }
+}
+
+/// Every name the forms use (mnemonics, modifier tokens, suffixes, keywords), each also split at
+/// its dots, mapped to its static copy.
+fn intern_names(forms: &[Form]) -> HashMap<&'static str, &'static str> {
     let mut interned: HashMap<&'static str, &'static str> = HashMap::default();
     let mut intern = |s: &'static str| {
         for t in s.split('.') {
@@ -103,14 +130,7 @@ fn build() -> Tables {
         }
         interned.insert(s, s);
     };
-    for (i, f) in forms.iter_mut().enumerate() {
-        f.id = i;
-        let fm = f.field_mask();
-        // Fixed: everything but the fields, the guard [15:12] and the control bits.
-        f.mask = [!fm[0] & !0xf000, !fm[1] & !CTRL_MASK_HI];
-        f.base = [f.base[0] & f.mask[0], f.base[1] & f.mask[1]];
-        by_name.entry(f.mnemonic).or_default().push(i);
-        by_opcode.entry(f.opcode).or_default().push(i);
+    for f in forms {
         intern(f.mnemonic);
         for m in &f.mods {
             match m {
@@ -137,12 +157,7 @@ fn build() -> Tables {
             }
         }
     }
-    Tables {
-        forms,
-        by_name,
-        by_opcode,
-        interned,
-    }
+    interned
 }
 
 /// Which forms nvdisasm rejects with a write or a read scoreboard in the control word.
