@@ -3285,3 +3285,27 @@ fn rsqrt_approx_f64_in_the_simulator() {
         assert!(ok, "rsqrt({a:e}): got {got:e}, want {want:e}");
     }
 }
+
+/// Float immediates that must go to registers (`cvt.rn.f16x2.f32 d, 1.0, 2.0`) are moved as their
+/// bits: this was an internal error (`MOV R0, 1`: a float operand in MOV's immediate slot).
+#[test]
+fn float_immediates_move_as_bits() {
+    let text = kernel(
+        "f16x2_imm",
+        "cvt.rn.f16x2.f32 %r1, 0f3F800000, 0f40000000;\nst.global.u32 [%rd1], %r1;",
+    );
+    let fns = compile_text("f16x2_imm", &text).unwrap_or_else(|e| panic!("{e}"));
+    let lines = our_lines(&fns[0]);
+    assert!(
+        lines.iter().any(|l| l.ends_with(", 0x3f800000")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.ends_with(", 0x40000000")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("F2FP.F16.F32.PACK_AB")),
+        "{lines:#?}"
+    );
+}

@@ -586,7 +586,11 @@ impl Cx<'_> {
             }
             other => {
                 let d = self.new_vreg(RegClass::Gpr, 1);
-                let src = self.operand(other);
+                // `MOV` takes a float's bits as a 32-bit immediate (`MOV R0, 0x3f800000`).
+                let src = match other {
+                    Val::F32(b) => Operand::imm(i64::from(b)),
+                    other => self.operand(other),
+                };
                 self.emit_unguarded(Inst::new(
                     "MOV",
                     &[],
