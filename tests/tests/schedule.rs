@@ -92,3 +92,35 @@ ret;",
         "{lines:#?}"
     );
 }
+
+#[test]
+fn predicates_stay_within_the_file() {
+    // Integer divisions are full of predicates; hoisting every `ISETP` once needed more than
+    // the 7 `P` registers, which ptxc cannot spill.
+    let lines = listing(
+        "ld.param.u64 %rd1, [a];
+ld.param.u64 %rd2, [b];
+ld.global.u32 %r1, [%rd1];
+ld.global.u32 %r2, [%rd1+4];
+ld.global.u64 %rd3, [%rd2];
+ld.global.u64 %rd4, [%rd2+8];
+div.s32 %r3, %r1, %r2;
+rem.u32 %r4, %r1, %r2;
+div.u32 %r5, %r2, %r1;
+rem.s32 %r6, %r2, %r1;
+div.u64 %rd5, %rd3, %rd4;
+rem.s64 %rd6, %rd4, %rd3;
+add.s32 %r3, %r3, %r4;
+add.s32 %r3, %r3, %r5;
+add.s32 %r3, %r3, %r6;
+st.global.u32 [%rd1], %r3;
+add.s64 %rd5, %rd5, %rd6;
+st.global.u64 [%rd2], %rd5;
+ret;",
+        false,
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("MUFU.RCP")),
+        "{lines:#?}"
+    );
+}

@@ -86,7 +86,7 @@ pub struct Options {
     pub device_debug: bool,
     /// `--schedule`: run the list scheduler (`schedule.rs`). Off by default: instruction
     /// selection already emits most recipes in ptxas's order, which the scheduler does not
-    /// keep, and it does not yet bound predicate pressure (7 `P` registers, no spilling).
+    /// keep.
     pub schedule: bool,
 }
 

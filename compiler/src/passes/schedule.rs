@@ -23,10 +23,12 @@
 //!    the order ptxas's output shows (`tex_read_2d_float`: `TEX` before the `LDC.64` of the
 //!    output pointer).
 //!
-//! `PHI`s stay first and the terminator last. The pass runs with `--schedule` only (not by
-//! default, and never under `-g`, where ptxas keeps PTX order): instruction selection already
-//! emits most recipes in ptxas's own order, which the scheduler does not keep, and it does not
-//! yet bound the number of live predicates (7 `P` registers, which ptxc cannot spill).
+//! `PHI`s stay first and the terminator last. Predicates are scheduled within the predicate
+//! file: an instruction that defines one is held back while the block's live predicates would
+//! exceed the registers left (ptxc cannot spill `P`; integer division code once needed more
+//! than 7). The pass runs with `--schedule` only (not by default, and never under `-g`, where
+//! ptxas keeps PTX order): instruction selection already emits most recipes in ptxas's own
+//! order, which the scheduler does not keep.
 //!
 //! Invariant: each block holds the same instructions, every read still follows its definition
 //! (the verifier checks dominance after the pass), and the relative order of side effects is
@@ -53,9 +55,28 @@ impl Pass for Schedule {
             return Ok(());
         }
         let m = latency::model();
+        // The blocks that read each predicate register (scheduling keeps them).
+        let mut readers: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (b, block) in f.blocks.iter().enumerate() {
+            for i in &block.insts {
+                for r in i.uses() {
+                    if let Some(v) = r.vreg()
+                        && matches!(
+                            f.vreg(v).class,
+                            crate::mir::RegClass::Pred | crate::mir::RegClass::UPred
+                        )
+                    {
+                        let bs = readers.entry(v.0).or_default();
+                        if bs.last() != Some(&b) {
+                            bs.push(b);
+                        }
+                    }
+                }
+            }
+        }
         for b in 0..f.blocks.len() {
             let insts = std::mem::take(&mut f.blocks[b].insts);
-            f.blocks[b].insts = schedule_block(f, m, insts);
+            f.blocks[b].insts = schedule_block(f, m, insts, b, &readers);
         }
         Ok(())
     }
@@ -94,6 +115,88 @@ fn effect(i: &Inst) -> Effect {
         }
         "LDG" | "LD" | "LDS" | "LDL" | "LDSM" | "TEX" | "TLD" => Effect::Load,
         _ => Effect::Side,
+    }
+}
+
+/// The predicates of a block, for scheduling within the predicate files.
+struct PredPressure {
+    /// The predicate registers each body instruction defines.
+    defs: Vec<Vec<u32>>,
+    /// The predicate registers each body instruction reads (each once).
+    reads: Vec<Vec<u32>>,
+    /// Reads left per predicate register, in the body.
+    uses: FxHashMap<u32, usize>,
+    /// Predicates defined in the body and read nowhere else (they die at their last read).
+    local: rustc_hash::FxHashSet<u32>,
+    /// How many block-defined predicates may be live at once.
+    budget: usize,
+}
+
+impl PredPressure {
+    fn new(
+        f: &Function,
+        insts: &[Inst],
+        start: usize,
+        end: usize,
+        block: usize,
+        readers: &FxHashMap<u32, Vec<usize>>,
+    ) -> PredPressure {
+        use crate::mir::RegClass;
+        let is_pred = |r: Reg| {
+            r.vreg()
+                .is_some_and(|v| matches!(f.vreg(v).class, RegClass::Pred | RegClass::UPred))
+        };
+        let mut defs = Vec::new();
+        let mut reads = Vec::new();
+        let mut uses: FxHashMap<u32, usize> = FxHashMap::default();
+        let mut defined = rustc_hash::FxHashSet::default();
+        for i in &insts[start..end] {
+            let regs = i.regs();
+            let d: Vec<u32> = regs
+                .iter()
+                .filter(|r| r.def && is_pred(r.reg))
+                .filter_map(|r| r.reg.vreg().map(|v| v.0))
+                .collect();
+            let mut u: Vec<u32> = regs
+                .iter()
+                .filter(|r| !r.def && is_pred(r.reg))
+                .filter_map(|r| r.reg.vreg().map(|v| v.0))
+                .collect();
+            u.sort_unstable();
+            u.dedup();
+            for &v in &u {
+                *uses.entry(v).or_default() += 1;
+            }
+            defined.extend(d.iter().copied());
+            defs.push(d);
+            reads.push(u);
+        }
+        // Read outside the body (its terminator or PHIs, another block): live to the end.
+        let local = defined
+            .iter()
+            .copied()
+            .filter(|v| {
+                let in_other_block = readers
+                    .get(v)
+                    .is_some_and(|bs| bs.iter().any(|&x| x != block));
+                let reads = |i: &Inst| i.uses().iter().any(|r| r.vreg().map(|x| x.0) == Some(*v));
+                !in_other_block && !insts[..start].iter().chain(&insts[end..]).any(reads)
+            })
+            .collect();
+        // Predicates live into the block take registers too.
+        let live_in = reads
+            .iter()
+            .flatten()
+            .filter(|v| !defined.contains(v))
+            .collect::<rustc_hash::FxHashSet<_>>()
+            .len();
+        PredPressure {
+            defs,
+            reads,
+            uses,
+            local,
+            budget: 6usize.saturating_sub(live_in).max(1),
+        }
     }
 }
 
@@ -144,7 +247,13 @@ fn file_of(f: &Function, r: Reg) -> RegFile {
     }
 }
 
-fn schedule_block(f: &Function, m: &Model, insts: Vec<Inst>) -> Vec<Inst> {
+fn schedule_block(
+    f: &Function,
+    m: &Model,
+    insts: Vec<Inst>,
+    block: usize,
+    readers: &FxHashMap<u32, Vec<usize>>,
+) -> Vec<Inst> {
     let n = insts.len();
     // PHIs first, then the body, then the terminator(s): only the body moves.
     let start = insts.iter().take_while(|i| i.is_phi()).count();
@@ -259,6 +368,11 @@ fn schedule_block(f: &Function, m: &Model, insts: Vec<Inst>) -> Vec<Inst> {
             .unwrap_or(own)
             .max(own);
     }
+    // Predicate pressure: ptxc cannot spill predicates (7 `P`, 7 `UP`), so a predicate is
+    // defined early only while the block's live predicates stay within the file.
+    let pressure = PredPressure::new(f, &insts, start, end, block, readers);
+    let mut live_p = 0usize;
+    let mut uses_left = pressure.uses.clone();
     // List scheduling.
     let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
     let mut avail = vec![0i64; body];
@@ -272,18 +386,39 @@ fn schedule_block(f: &Function, m: &Model, insts: Vec<Inst>) -> Vec<Inst> {
             .copied()
             .filter(|&k| avail[k] <= cycle)
             .collect();
-        let pick = if now.is_empty() {
+        // Candidates that keep the live predicates within the budget, if any do.
+        let fits = |k: &usize| live_p + pressure.defs[*k].len() <= pressure.budget;
+        let now_fit: Vec<usize> = now.iter().copied().filter(fits).collect();
+        let ready_fit: Vec<usize> = ready.iter().copied().filter(fits).collect();
+        let pick = if !now_fit.is_empty() {
+            *now_fit
+                .iter()
+                .min_by_key(|&&k| (-height[k], k))
+                .expect("non-empty")
+        } else if !ready_fit.is_empty() {
             // Nothing is ready yet: the one ready soonest (highest, then first, among equals).
-            *ready
+            *ready_fit
                 .iter()
                 .min_by_key(|&&k| (avail[k], -height[k], k))
                 .expect("non-empty")
         } else {
-            *now.iter()
-                .min_by_key(|&&k| (-height[k], k))
-                .expect("non-empty")
+            // Every candidate defines a predicate over the budget: the first in PTX order
+            // (the order isel chose, which allocation accepted).
+            *ready.iter().min().expect("non-empty")
         };
         ready.retain(|&k| k != pick);
+        // A local predicate nothing reads is dead at once.
+        live_p += pressure.defs[pick]
+            .iter()
+            .filter(|v| uses_left.get(v).copied().unwrap_or(0) > 0 || !pressure.local.contains(v))
+            .count();
+        for &v in &pressure.reads[pick] {
+            let left = uses_left.get_mut(&v).expect("counted");
+            *left -= 1;
+            if *left == 0 && pressure.local.contains(&v) {
+                live_p = live_p.saturating_sub(1);
+            }
+        }
         let t = cycle.max(avail[pick]);
         issued[pick] = t;
         cycle = t + 1;
