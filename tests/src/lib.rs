@@ -329,3 +329,36 @@ pub fn listing_lines(f: &ptxc::emit::sass::EncodedFunction) -> Vec<String> {
         .take(f.code_len)
         .collect()
 }
+
+/// Compiles a PTX module end to end (verifier on) into ptxc's listing and the cubin model read
+/// back from the bytes ptxc writes; `Err` is the first diagnostic, rendered.
+pub fn compile_to_cubin(
+    name: &str,
+    text: &str,
+) -> Result<(String, ptxc::emit::model::Cubin), String> {
+    use ptxc::driver;
+    let src = ptxc::diag::SourceFile::new(name.to_string(), text.to_string());
+    let first = |d: Vec<ptxc::diag::Diagnostic>| src.render(&d[0]);
+    let checked = driver::frontend(&src, ptxc::frontend::check::Arch::SM90A).map_err(first)?;
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts).map_err(first)?;
+    let encoded = driver::encode(&lowered).map_err(first)?;
+    let (_, bytes) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .map_err(first)?;
+    let listing = encoded
+        .iter()
+        .map(|f| ptxc::emit::sass::listing(f).expect("listing"))
+        .collect();
+    Ok((
+        listing,
+        ptxc::emit::read(&bytes).expect("ptxc's cubin reads back"),
+    ))
+}

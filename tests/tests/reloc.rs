@@ -12,26 +12,7 @@ use std::path::Path;
 
 /// PTX → (ptxc's listing text, the cubin model read back from ptxc's bytes).
 fn compile(name: &str, text: &str) -> (String, Cubin) {
-    let src = SourceFile::new(name.to_string(), text.to_string());
-    let checked = driver::frontend(&src, Arch::SM90A).expect("frontend");
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).expect("lower");
-    let encoded = driver::encode(&lowered).expect("encode");
-    let (_, bytes) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .expect("cubin");
-    let listing = encoded
-        .iter()
-        .map(|f| ptxc::emit::sass::listing(f).expect("listing"))
-        .collect();
-    (listing, ptxc::emit::read(&bytes).expect("read back"))
+    ptxc_tests::compile_to_cubin(name, text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `.rela.nv.constant4` as (offset, type, symbol, addend).

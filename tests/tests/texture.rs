@@ -10,36 +10,13 @@
 //!   `R_CUDA_TEX_HEADER_INDEX` and announced by EIATTR_BINDLESS_TEXTURE_BANK/SURFACE_BANK;
 //!   slots are numbered in order of first use in the kernel.
 
-use ptxc::diag::SourceFile;
-use ptxc::driver;
 use ptxc::emit::model::{Cubin, ExternKind};
-use ptxc::frontend::check::Arch;
 use ptxc_tests::{cuobjdump_sass, ptxas, shared_dir};
 use std::path::{Path, PathBuf};
 
 /// PTX → (ptxc's listing, the cubin model read back from ptxc's bytes), or the first error.
 fn compile(name: &str, text: &str) -> Result<(String, Cubin), String> {
-    let src = SourceFile::new(name.to_string(), text.to_string());
-    let first = |d: Vec<ptxc::diag::Diagnostic>| src.render(&d[0]);
-    let checked = driver::frontend(&src, Arch::SM90A).map_err(first)?;
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).map_err(first)?;
-    let encoded = driver::encode(&lowered).map_err(first)?;
-    let (_, bytes) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .map_err(first)?;
-    let listing = encoded
-        .iter()
-        .map(|f| ptxc::emit::sass::listing(f).expect("listing"))
-        .collect();
-    Ok((listing, ptxc::emit::read(&bytes).expect("read back")))
+    ptxc_tests::compile_to_cubin(name, text)
 }
 
 fn tex_files() -> Vec<PathBuf> {

@@ -70,12 +70,7 @@ fn word_copy(i: &crate::mir::Inst) -> Option<(Reg, Reg)> {
         return None;
     }
     match (d.reg, s.reg) {
-        (
-            d @ Reg::Virt { count: 1, .. },
-            s @ Reg::Virt {
-                count: 1, vreg: _, ..
-            },
-        ) => Some((d, s)),
+        (d @ Reg::Virt { count: 1, .. }, s @ Reg::Virt { count: 1, .. }) => Some((d, s)),
         _ => None,
     }
 }

@@ -378,7 +378,6 @@ fn schedule_block(
     let mut avail = vec![0i64; body];
     let mut ready: Vec<usize> = (0..body).filter(|&k| waiting[k] == 0).collect();
     let mut order = Vec::with_capacity(body);
-    let mut issued = vec![-1i64; body];
     let mut cycle = 0i64;
     while !ready.is_empty() {
         let now: Vec<usize> = ready
@@ -420,7 +419,6 @@ fn schedule_block(
             }
         }
         let t = cycle.max(avail[pick]);
-        issued[pick] = t;
         cycle = t + 1;
         order.push(pick);
         // A variable-latency result is waited for through a scoreboard: its reader may issue

@@ -245,29 +245,7 @@ impl Cx<'_> {
     }
 
     pub(super) fn src_expr(&mut self, e: &Expr, ty: Ty, words: u8) -> Option<Val> {
-        if let Expr::Name {
-            name,
-            component: Some(c),
-        } = e
-            && let Some((var, _)) = self.lookup_reg(&name.text)
-        {
-            // An element of a vector register.
-            let r = self.read_var(var);
-            let k = match c.text.as_str() {
-                ".x" | ".r" => 0,
-                ".y" | ".g" => 1,
-                ".z" | ".b" => 2,
-                _ => 3,
-            };
-            if k >= r.count() {
-                self.error(
-                    c.span,
-                    format!("`{}` has no element `{}`", name.text, c.text),
-                );
-                return None;
-            }
-            return Some(Val::Reg(word_of(r, k)));
-        }
+        // A vector element (`%v.x`) is read by `expr_val` below.
         if let Some((name, off)) = name_plus_sym(e)
             && self.lookup_reg(&name.text).is_none()
             && !name.text.starts_with('%')
@@ -381,6 +359,32 @@ impl Cx<'_> {
                 dst.word(w)
             };
             self.emit_def(&dst, Inst::new("MOV", &[], vec![Operand::def(d), src]));
+        }
+        self.commit(dst);
+    }
+
+    /// Gives `dst` one element `e` of a vector instruction's result (`ld.v4`, `tex`). Under a
+    /// guard the result exists only where the guard holds, so the element is moved under the
+    /// guard; otherwise [`Cx::assign_val`] (a rename when possible).
+    pub(super) fn assign_result(&mut self, dst: Dst, e: Val) {
+        let e = self.fit(e, dst.words);
+        if self.guard.is_none() {
+            self.assign_val(dst, e);
+            return;
+        }
+        let Val::Reg(r) = e else { return };
+        for w in 0..dst.words {
+            let d = if dst.words == 1 {
+                dst.reg()
+            } else {
+                dst.word(w)
+            };
+            let s = if r.count() > w {
+                word_of(r, w)
+            } else {
+                Reg::phys(PReg::RZ)
+            };
+            self.emit_def(&dst, Inst::new("MOV", &[], vec![Operand::def(d), use_(s)]));
         }
         self.commit(dst);
     }
@@ -1303,31 +1307,10 @@ impl Cx<'_> {
         if sem.acquires() {
             self.acquire_fence(sem.scope);
         }
-        let guarded = self.guard.is_some();
         for (i, dst) in dsts.into_iter().enumerate() {
             let Some(dst) = dst else { continue };
             let e = self.extract(Val::Reg(t), eb, i as u32 * eb, signed);
-            let e = self.fit(e, dst.words);
-            if guarded {
-                // The temporary exists only where the guard holds: move under the guard.
-                let Val::Reg(r) = e else { continue };
-                for w in 0..dst.words {
-                    let d = if dst.words == 1 {
-                        dst.reg()
-                    } else {
-                        dst.word(w)
-                    };
-                    let s = if r.count() > w {
-                        word_of(r, w)
-                    } else {
-                        Reg::phys(PReg::RZ)
-                    };
-                    self.emit_def(&dst, Inst::new("MOV", &[], vec![Operand::def(d), use_(s)]));
-                }
-                self.commit(dst);
-            } else {
-                self.assign_val(dst, e);
-            }
+            self.assign_result(dst, e);
         }
         true
     }

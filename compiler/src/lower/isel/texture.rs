@@ -158,34 +158,9 @@ impl Cx<'_> {
         self.emit(Inst::new(mnemonic, &[modifier], ops));
 
         let t = Reg::whole(out, 4);
-        let guarded = self.guard.is_some();
         for (i, dst) in dsts.into_iter().enumerate() {
             let Some(dst) = dst else { continue };
-            let e = Val::Reg(word_of(t, i as u8));
-            let e = self.fit(e, dst.words);
-            if guarded {
-                // The results exist only where the guard holds: move under the guard.
-                let Val::Reg(r) = e else { continue };
-                for w in 0..dst.words {
-                    let d = if dst.words == 1 {
-                        dst.reg()
-                    } else {
-                        dst.word(w)
-                    };
-                    let s = if r.count() > w {
-                        word_of(r, w)
-                    } else {
-                        Reg::phys(PReg::RZ)
-                    };
-                    self.emit_def(
-                        &dst,
-                        Inst::new("MOV", &[], vec![Operand::def(d), Operand::use_(s)]),
-                    );
-                }
-                self.commit(dst);
-            } else {
-                self.assign_val(dst, e);
-            }
+            self.assign_result(dst, Val::Reg(word_of(t, i as u8)));
         }
         true
     }
