@@ -43,13 +43,15 @@ impl Field {
 
     /// The field's bits as a mask over the two words.
     pub fn mask(&self) -> [u64; 2] {
-        let mut m = [0u64; 2];
-        for (pos, w) in [self.lo, self.hi] {
-            for b in pos..pos + w {
-                m[(b / 64) as usize] |= 1u64 << (b % 64);
+        let range = |(pos, w): (u8, u8)| -> u128 {
+            match w {
+                0 => 0,
+                128.. => !0,
+                _ => ((1u128 << w) - 1) << pos,
             }
-        }
-        m
+        };
+        let m = range(self.lo) | range(self.hi);
+        [m as u64, (m >> 64) as u64]
     }
 
     /// Reads the field.

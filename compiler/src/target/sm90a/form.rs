@@ -268,61 +268,55 @@ impl Form {
             }
         }
         for o in &self.ops {
-            for f in o.fields() {
-                add(&f);
-            }
+            o.for_each_field(|f| add(&f));
         }
         m
     }
 }
 
 impl OpSpec {
-    /// Every field the operand slot uses.
-    pub fn fields(&self) -> Vec<Field> {
-        let mut v = Vec::new();
+    /// Calls `v` with every field the operand slot uses.
+    pub fn for_each_field(&self, mut v: impl FnMut(Field)) {
         match &self.spec {
-            Spec::Gpr(f) | Spec::Ugpr(f) | Spec::SReg(f) | Spec::Bar(f) | Spec::SbSet(f) => {
-                v.push(*f)
-            }
-            Spec::Pred { f, .. } | Spec::Imm { f, .. } | Spec::Float { f, .. } => v.push(*f),
-            Spec::Enum { f, .. } => v.push(*f),
+            Spec::Gpr(f) | Spec::Ugpr(f) | Spec::SReg(f) | Spec::Bar(f) | Spec::SbSet(f) => v(*f),
+            Spec::Pred { f, .. } | Spec::Imm { f, .. } | Spec::Float { f, .. } => v(*f),
+            Spec::Enum { f, .. } => v(*f),
             Spec::CBank { bank, off, base } => {
-                v.push(*bank);
-                v.push(*off);
+                v(*bank);
+                v(*off);
                 if let Some(b) = base {
-                    v.push(*b);
+                    v(*b);
                 }
             }
             Spec::Mem(m) => {
                 if let PrefixSpec::Desc(f) = &m.prefix {
-                    v.push(*f);
+                    v(*f);
                 }
                 for t in &m.terms {
                     match &t.term {
-                        TermSpec::Gpr(f) | TermSpec::Ugpr(f) | TermSpec::Imm(f) => v.push(*f),
+                        TermSpec::Gpr(f) | TermSpec::Ugpr(f) | TermSpec::Imm(f) => v(*f),
                     }
                     if let Some(SfxSpec { f: Some(f), .. }) = &t.sfx {
-                        v.push(*f);
+                        v(*f);
                     }
                 }
             }
             Spec::Target { f, reg, .. } => {
-                v.push(*f);
+                v(*f);
                 if let Some(r) = reg {
-                    v.push(*r);
+                    v(*r);
                 }
             }
             Spec::Lit(_) => {}
         }
         for b in [self.neg, self.abs, self.not].into_iter().flatten() {
-            v.push(Field::new(b, 1));
+            v(Field::new(b, 1));
         }
         for s in &self.sfx {
             if let Some(f) = s.f {
-                v.push(f);
+                v(f);
             }
         }
-        v
     }
 
     /// The main field (whose value alias conditions and elision look at).

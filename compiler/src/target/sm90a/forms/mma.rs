@@ -6,27 +6,37 @@
 
 use super::*;
 
-/// `64xNxK` names for the GMMA shape field [58:53] (bit 58: the halved K).
-fn gmma_shapes(k: u32, k2: Option<u32>) -> Names {
-    let mut v: Vec<(u32, &'static str)> = Vec::new();
-    for n in 0..32u32 {
-        let s: &'static str = Box::leak(format!("64x{}x{k}", (n + 1) * 8).into_boxed_str());
-        v.push((n, s));
-        if let Some(k2) = k2 {
-            let s: &'static str = Box::leak(format!("64x{}x{k2}", (n + 1) * 8).into_boxed_str());
-            v.push((n | 32, s));
-        }
-    }
-    Box::leak(v.into_boxed_slice())
+/// `64xNxK` names for the GMMA shape field [58:53] (bit 58: the halved K), N = 8, 16, …, 256
+/// in field values 0–31, as literals (formatting them at start-up cost a twentieth of a small
+/// compilation).
+macro_rules! gmma_shapes {
+    ($k:literal $(, $k2:literal)?) => {
+        gmma_shapes!(@ $k $(, $k2)?;
+            0 8, 1 16, 2 24, 3 32, 4 40, 5 48, 6 56, 7 64, 8 72, 9 80, 10 88, 11 96, 12 104,
+            13 112, 14 120, 15 128, 16 136, 17 144, 18 152, 19 160, 20 168, 21 176, 22 184,
+            23 192, 24 200, 25 208, 26 216, 27 224, 28 232, 29 240, 30 248, 31 256)
+    };
+    (@ $k:literal; $($v:literal $n:literal),*) => {
+        &[$(($v, concat!("64x", $n, "x", $k))),*]
+    };
+    (@ $k:literal, $k2:literal; $($v:literal $n:literal),*) => {
+        &[$(($v, concat!("64x", $n, "x", $k)), ($v | 32, concat!("64x", $n, "x", $k2))),*]
+    };
 }
 
 /// Accumulator registers per thread for F32 accumulation: N/2.
-fn gmma_regs() -> &'static [(u32, u8)] {
-    let mut v = Vec::new();
-    for n in 0..64u32 {
-        v.push((n, (((n % 32) + 1) * 4) as u8));
+const GMMA_REGS: [(u32, u8); 64] = {
+    let mut v = [(0u32, 0u8); 64];
+    let mut n = 0;
+    while n < 64 {
+        v[n] = (n as u32, (((n % 32) + 1) * 4) as u8);
+        n += 1;
     }
-    Box::leak(v.into_boxed_slice())
+    v
+};
+
+fn gmma_regs() -> &'static [(u32, u8)] {
+    &GMMA_REGS
 }
 
 fn gdesc_sfx(o: OpSpec, a: bool) -> OpSpec {
@@ -49,7 +59,7 @@ fn hgmma(reg_a: bool) -> Form {
         .ev("pyptx/fa_ws_pingpong_sm90a (wgmma.mma_async); survey HGMMA 0x9f0/0xdf0")
         .var()
         .hide(91, 1, 1)
-        .mf(53, 6, gmma_shapes(16, Some(8)))
+        .mf(53, 6, gmma_shapes!(16, 8))
         .mf(75, 1, &[(0, "F16"), (1, "F32")])
         .mf(76, 2, &[(0, ""), (1, "BF16"), (2, "TF32")])
         .op(gpr(16).du().nby(0, gmma_regs()));
@@ -69,7 +79,7 @@ fn qgmma() -> Form {
         .ev("pyptx/matmul_tma_v33_sm90a (fp8 wgmma); survey QGMMA 0x9f3")
         .var()
         .hide(91, 1, 1)
-        .mf(53, 5, gmma_shapes(32, None))
+        .mf(53, 5, gmma_shapes!(32))
         .mf(75, 1, &[(0, "F16"), (1, "F32")])
         .mf(76, 1, &[(0, "E4M3"), (1, "E5M2")])
         .mf(77, 1, &[(0, "E4M3"), (1, "E5M2")])

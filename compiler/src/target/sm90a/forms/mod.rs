@@ -166,17 +166,35 @@ fn intern_names(forms: &[Form]) -> HashMap<&'static str, &'static str> {
 /// once with write scoreboard 0 and once with read scoreboard 0 (stall 2, bit 109 set); every
 /// form not named here accepts both, and the property test checks both directions for every
 /// form (`sass_props.rs`).
-const NO_SCOREBOARDS: &str = "BPT BRA BREAK BSSY BSYNC CALL DEPBAR EXIT HGMMA QGMMA KILL NANOSLEEP RET WARPGROUP WARPSYNC YIELD";
+const NO_SCOREBOARDS: &[&str] = &[
+    "BPT",
+    "BRA",
+    "BREAK",
+    "BSSY",
+    "BSYNC",
+    "CALL",
+    "DEPBAR",
+    "EXIT",
+    "HGMMA",
+    "QGMMA",
+    "KILL",
+    "NANOSLEEP",
+    "RET",
+    "WARPGROUP",
+    "WARPSYNC",
+    "YIELD",
+];
 /// Forms that write no register: no write scoreboard (a read scoreboard is fine).
-const NO_WRITE_SCOREBOARD: &str = "ARRIVES BAR MEMBAR REDG ST STG STL STS STSM";
+const NO_WRITE_SCOREBOARD: &[&str] = &[
+    "ARRIVES", "BAR", "MEMBAR", "REDG", "ST", "STG", "STL", "STS", "STSM",
+];
 
 fn control_rules(f: &mut Form) {
     let m = f.mnemonic;
-    let listed = |list: &str| list.split(' ').any(|x| x == m);
-    if listed(NO_SCOREBOARDS) {
+    if NO_SCOREBOARDS.contains(&m) {
         f.nowbar = true;
         f.norbar = true;
-    } else if listed(NO_WRITE_SCOREBOARD) {
+    } else if NO_WRITE_SCOREBOARD.contains(&m) {
         f.nowbar = true;
     }
     match (m, f.opcode) {
