@@ -1113,6 +1113,7 @@ fn after_branch_class() -> OpClass {
         queue: None,
         read_queue: None,
         source: "",
+        ids: None,
     }
 }
 
@@ -1128,6 +1129,7 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
         queue: None,
         read_queue: None,
         source: "",
+        ids: None,
     };
     let gap = m.issue_gap(&node.class, &any) as i64;
     if k + 1 < nodes.len() {

@@ -61,235 +61,7 @@ const TYPE_SETS: &[(&str, &str)] = &[
 ];
 
 /// The instruction table. See the module documentation for the notation.
-pub const TABLE: &str = r#"
-# ---- integer arithmetic -----------------------------------------------------------------------
-add      T<u16 u32 u64 s16 s64>                                     : d:T a:T a:T
-add      T<s32> {.sat}                                              : d:T a:T a:T
-add      .cc T<u32 s32 u64 s64>                                     : d:T a:T a:T
-add      T<f32> {.rn .rz .rm .rp} {.ftz} {.sat}                     : d:T a:T a:T
-add      T<f64> {.rn .rz .rm .rp}                                   : d:T a:T a:T
-add      T<f16 f16x2 bf16 bf16x2> {.rn} {.ftz} {.sat}               : d:T a:T a:T
-add      T<u16x2 s16x2> {.sat}                                      : d:T a:T a:T
-addc     {.cc} T<u32 s32 u64 s64>                                   : d:T a:T a:T
-sub      T<u16 u32 u64 s16 s64>                                     : d:T a:T a:T
-sub      T<s32> {.sat}                                              : d:T a:T a:T
-sub      .cc T<u32 s32 u64 s64>                                     : d:T a:T a:T
-sub      T<f32> {.rn .rz .rm .rp} {.ftz} {.sat}                     : d:T a:T a:T
-sub      T<f64> {.rn .rz .rm .rp}                                   : d:T a:T a:T
-sub      T<f16 f16x2 bf16 bf16x2> {.rn} {.ftz} {.sat}               : d:T a:T a:T
-subc     {.cc} T<u32 s32 u64 s64>                                   : d:T a:T a:T
-mul      <.lo .hi> T<$int>                                          : d:T a:T a:T
-mul      .wide T<u16 u32 s16 s32>                                   : d:2T a:T a:T
-mul      T<f32> {.rn .rz .rm .rp} {.ftz} {.sat}                     : d:T a:T a:T
-mul      T<f64> {.rn .rz .rm .rp}                                   : d:T a:T a:T
-mul      T<f16 f16x2 bf16 bf16x2> {.rn} {.ftz} {.sat}               : d:T a:T a:T
-mad      <.lo .hi> {.cc} T<$int>                                    : d:T a:T a:T a:T
-mad      .hi .sat T<s32>                                            : d:T a:T a:T a:T
-mad      .wide {.cc} T<u16 u32 s16 s32>                             : d:2T a:T a:T a:2T
-mad      T<f32> {.rn .rz .rm .rp} {.ftz} {.sat}                     : d:T a:T a:T a:T
-mad      T<f64> {.rn .rz .rm .rp}                                   : d:T a:T a:T a:T
-madc     <.lo .hi> {.cc} T<u32 s32 u64 s64>                         : d:T a:T a:T a:T
-mul24    <.lo .hi> T<u32 s32>                                       : d:T a:T a:T
-mad24    <.lo .hi> {.sat} T<u32 s32>                                : d:T a:T a:T a:T
-sad      T<$int>                                                    : d:T a:T a:T a:T
-div      T<$int>                                                    : d:T a:T a:T
-div      <.approx .full> {.ftz} T<f32>                              : d:T a:T a:T
-div      <.rn .rz .rm .rp> {.ftz} T<f32>                            : d:T a:T a:T
-div      <.rn .rz .rm .rp> T<f64>                                   : d:T a:T a:T
-rem      T<$int>                                                    : d:T a:T a:T
-abs      T<s16 s32 s64>                                             : d:T a:T
-abs      {.ftz} T<f32 f64 f16 f16x2 bf16 bf16x2>                    : d:T a:T
-neg      T<s16 s32 s64>                                             : d:T a:T
-neg      {.ftz} T<f32 f64 f16 f16x2 bf16 bf16x2>                    : d:T a:T
-min      {.relu} T<$int s16x2 u16x2>                                : d:T a:T a:T
-min      {.ftz} {.NaN} {.xorsign} {.abs} T<f32 f64 f16 f16x2 bf16 bf16x2> : d:T a:T a:T ?a:T
-max      {.relu} T<$int s16x2 u16x2>                                : d:T a:T a:T
-max      {.ftz} {.NaN} {.xorsign} {.abs} T<f32 f64 f16 f16x2 bf16 bf16x2> : d:T a:T a:T ?a:T
-popc     T<b32 b64>                                                 : d:u32 a:T
-clz      T<b32 b64>                                                 : d:u32 a:T
-bfind    {.shiftamt} T<u32 u64 s32 s64>                             : d:u32 a:T
-fns      T<b32>                                                     : d:T a:T a:u32 a:s32
-brev     T<b32 b64>                                                 : d:T a:T
-bfe      T<u32 u64 s32 s64>                                         : d:T a:T a:u32 a:u32
-bfi      T<b32 b64>                                                 : d:T a:T a:T a:u32 a:u32
-szext    <.clamp .wrap> T<u32 s32>                                  : d:T a:T a:u32
-bmsk     <.clamp .wrap> T<b32>                                      : d:T a:u32 a:u32
-dp4a     T<u32 s32> U<u32 s32>                                      : d:s32 a:T a:U a:s32
-dp2a     <.lo .hi> T<u32 s32> U<u32 s32>                            : d:s32 a:T a:U a:s32
-# ---- floating point ----------------------------------------------------------------------------
-fma      <.rn .rz .rm .rp> {.ftz} {.sat} T<f32>                     : d:T a:T a:T a:T
-fma      <.rn .rz .rm .rp> T<f64>                                   : d:T a:T a:T a:T
-fma      .rn {.ftz} {.sat} {.relu} {.oob} T<f16 f16x2 bf16 bf16x2>  : d:T a:T a:T a:T
-testp    <.finite .infinite .number .notanumber .normal .subnormal> T<f32 f64> : d:pred a:T
-copysign T<f32 f64>                                                 : d:T a:T a:T
-rcp      <.approx .rn .rz .rm .rp> {.ftz} T<f32>                    : d:T a:T
-rcp      <.rn .rz .rm .rp> T<f64>                                   : d:T a:T
-rcp      .approx .ftz T<f64>                                        : d:T a:T
-sqrt     <.approx .rn .rz .rm .rp> {.ftz} T<f32>                    : d:T a:T
-sqrt     <.rn .rz .rm .rp> T<f64>                                   : d:T a:T
-rsqrt    .approx {.ftz} T<f32 f64>                                  : d:T a:T
-sin      .approx {.ftz} T<f32>                                      : d:T a:T
-cos      .approx {.ftz} T<f32>                                      : d:T a:T
-lg2      .approx {.ftz} T<f32>                                      : d:T a:T
-ex2      .approx {.ftz} T<f32>                                      : d:T a:T
-ex2      .approx {.ftz} T<f16 f16x2 bf16 bf16x2>                    : d:T a:T
-tanh     .approx T<f32 f16 f16x2 bf16 bf16x2>                       : d:T a:T
-# ---- comparison and selection ------------------------------------------------------------------
-set      <.eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan> {.ftz} T<u32 s32 f32> U<$intbit f32 f64> : d:T a:U a:U
-set      <.eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan> <.and .or .xor> {.ftz} T<u32 s32 f32> U<$intbit f32 f64> : d:T a:U a:U p
-set      <.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan> {.ftz} T<u16 s16 u32 s32 f16 f16x2 bf16 bf16x2> U<f16 f16x2 bf16 bf16x2> : d:T a:U a:U
-setp     <.eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan> {.ftz} T<$intbit f32 f64 f16 f16x2 bf16 bf16x2> : d|:pred a:T a:T
-setp     <.eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan> <.and .or .xor> {.ftz} T<$intbit f32 f64 f16 f16x2 bf16 bf16x2> : d|:pred a:T a:T p
-selp     T<$intbit f32 f64 f16 f16x2 bf16 bf16x2>                   : d:T a:T a:T p
-slct     {.ftz} T<$intbit f32 f64> U<s32 f32>                       : d:T a:T a:T a:U
-# ---- logic and shift ---------------------------------------------------------------------------
-and      T<pred b16 b32 b64>                                        : d:T a:T a:T
-or       T<pred b16 b32 b64>                                        : d:T a:T a:T
-xor      T<pred b16 b32 b64>                                        : d:T a:T a:T
-not      T<pred b16 b32 b64>                                        : d:T a:T
-cnot     T<b16 b32 b64>                                             : d:T a:T
-lop3     T<b32>                                                     : d:T a:T a:T a:T i:b32
-lop3     <.or .and> T<b32>                                          : d|:pred a:T a:T a:T i:b32 p
-shf      <.l .r> <.clamp .wrap> T<b32>                              : d:T a:T a:T a:u32
-shl      T<b16 b32 b64>                                             : d:T a:T a:u32
-shr      T<$intbit>                                                 : d:T a:T a:u32
-# ---- data movement -----------------------------------------------------------------------------
-mov      T<$mov>                                                    : d:T a:T
-mov      V<.v2 .v4 .v8> T<b16 b32 b64 u16 u32 u64 s16 s32 s64 f16 f32 f64> : V V
-prmt     {.f4e .b4e .rc8 .ecl .ecr .rc16} T<b32>                    : d:T a:T a:T a:b32
-shfl     .sync <.up .down .bfly .idx> T<b32>                        : d|:T a:T a:u32 a:u32 a:b32
-ld       {.weak .volatile .relaxed .acquire .mmio} {.cta .cluster .gpu .sys} {.global .shared .shared::cta .shared::cluster .local .param .param::entry .param::func .const} {.nc} {.ca .cg .cs .lu .cv} {.L1::evict_normal .L1::evict_unchanged .L1::evict_first .L1::evict_last .L1::no_allocate} {.L2::evict_normal .L2::evict_first .L2::evict_last} {.L2::cache_hint} {.L2::64B .L2::128B .L2::256B} {.unified} V{.v2 .v4 .v8} T<$ldst> : V m ?a:b64
-ldu      {.global} V{.v2 .v4} T<$ldst>                              : V m
-st       {.weak .volatile .relaxed .release .mmio} {.cta .cluster .gpu .sys} {.global .shared .shared::cta .shared::cluster .local .param .param::func} {.wb .cg .cs .wt} {.L1::evict_normal .L1::evict_unchanged .L1::evict_first .L1::evict_last .L1::no_allocate} {.L2::evict_normal .L2::evict_first .L2::evict_last} {.L2::cache_hint} V{.v2 .v4 .v8} T<$ldst> : m V ?a:b64
-prefetch {.global .local} <.L1 .L2 .L2::evict_last .L2::evict_normal> : m
-prefetch .global .tensormap                                          : m
-prefetch .tensormap                                                  : m
-prefetchu .L1                                                       : m
-isspacep <.const .global .local .shared .shared::cta .shared::cluster .param .param::entry> : d:pred a:b64
-cvta     {.to} <.const .global .local .shared .shared::cta .shared::cluster .param .param::entry> T<u32 u64> : d:T a:T
-cvt      {.rn .rz .rm .rp .rni .rzi .rmi .rpi .rna .rs} {.ftz} {.sat} {.relu} {.satfinite} T<$cvt f16x2 bf16x2 e4m3x2 e5m2x2> U<$cvt f16x2 e4m3x2 e5m2x2> : d~:T a~:U ?a:U
-cvt      .pack .sat T<u8 s8 u16 s16> U<s32> W<b32>                  : d:W a:U a:U a:W
-mapa     {.shared::cluster} T<u32 u64>                              : d:T a:T a:u32 @sm90 'mapa'
-getctarank {.shared::cluster} T<u32 u64>                            : d:u32 a:T @sm90 'getctarank'
-createpolicy <.fractional .range> <.L2::evict_last .L2::evict_normal .L2::evict_first .L2::evict_unchanged> {.L2::evict_unchanged .L2::evict_first} T<b64> : d:T * @sm80 'createpolicy'
-discard  .global .L2                                                 : m a:u32
-applypriority .global .L2::evict_normal                              : m a:u32
-cp.async <.ca .cg> .shared .global {.L2::cache_hint} {.L2::64B .L2::128B .L2::256B} : m m a:u32 * @sm80 'cp.async'
-cp.async <.ca .cg> .shared::cta .global {.L2::cache_hint} {.L2::64B .L2::128B .L2::256B} : m m a:u32 * @sm80 'cp.async'
-cp.async.commit_group                                                : @sm80 'cp.async'
-cp.async.wait_group                                                  : i:u32 @sm80 'cp.async'
-cp.async.wait_all                                                    : @sm80 'cp.async'
-cp.async.mbarrier.arrive {.noinc} {.shared .shared::cta} T<b64>      : m @sm80 'cp.async.mbarrier.arrive'
-cp.async.bulk <.shared::cluster .shared::cta .global> <.global .shared::cta> {.mbarrier::complete_tx::bytes .bulk_group} {.multicast::cluster} {.L2::cache_hint} : m m a:u32 * @sm90 'cp.async.bulk'
-cp.async.bulk.tensor <.1d .2d .3d .4d .5d> <.shared::cluster .global> <.global .shared::cta> {.tile .im2col .im2col_no_offs} {.mbarrier::complete_tx::bytes .bulk_group} {.multicast::cluster} {.L2::cache_hint} : m m * @sm90 'cp.async.bulk.tensor'
-cp.reduce.async.bulk <.shared::cluster .global> .shared::cta {.mbarrier::complete_tx::bytes .bulk_group} <.and .or .xor .add .inc .dec .min .max> {.noftz} {.L2::cache_hint} T<b32 u32 s32 b64 u64 s64 f32 f64 f16 bf16> : m m a:u32 * @sm90 'cp.reduce.async.bulk'
-cp.reduce.async.bulk.tensor <.1d .2d .3d .4d .5d> .global .shared::cta <.add .min .max .inc .dec .and .or .xor> {.tile .im2col_no_offs} .bulk_group {.L2::cache_hint} : m m * @sm90 'cp.reduce.async.bulk.tensor'
-cp.async.bulk.prefetch .L2 .global {.L2::cache_hint}                 : m a:u32 * @sm90 'cp.async.bulk.prefetch'
-cp.async.bulk.prefetch.tensor <.1d .2d .3d .4d .5d> .L2 .global {.tile .im2col} {.L2::cache_hint} : m * @sm90 'cp.async.bulk.prefetch.tensor'
-cp.async.bulk.commit_group                                           : @sm90 'cp.async.bulk'
-cp.async.bulk.wait_group {.read}                                     : i:u32 @sm90 'cp.async.bulk'
-tensormap.replace <.tile> <.global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .fill_mode> {.global .shared::cta} T<b1024> U<b32 b64> : m * @sm90a 'tensormap.replace'
-tensormap.cp_fenceproxy .global .shared::cta .tensormap::generic .release <.cta .cluster .gpu .sys> .sync .aligned : m m a:u32 @sm90 'tensormap.cp_fenceproxy'
-# multimem: the op/type pairs ptxas 13.1 accepts (probes 12_multimem: 70 of 139 accepted).
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add T<u32 s32 u64> : d:T m @sm90 'multimem.ld_reduce'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add V{.v2 .v4 .v8} T<f32 f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global .add .acc::f32 V{.v2 .v4 .v8} T<f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.min .max> T<u32 s32 u64 s64> : d:T m @sm90 'multimem.ld_reduce'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.min .max> V{.v2 .v4 .v8} T<f16x2 bf16x2> : V m @sm90 'multimem.ld_reduce'
-multimem.ld_reduce {.weak .relaxed .acquire} {.cta .cluster .gpu .sys} .global <.and .or .xor> T<b32 b64> : d:T m @sm90 'multimem.ld_reduce'
-multimem.st {.weak .relaxed .release} {.cta .cluster .gpu .sys} .global V{.v2 .v4 .v8} T<b32 b64 f32 f64 f16x2 bf16x2> : m V @sm90 'multimem.st'
-multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global .add T<u32 s32 u64> : m a:T @sm90 'multimem.red'
-multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global .add V{.v2 .v4 .v8} T<f32 f64 f16x2 bf16x2> : m V @sm90 'multimem.red'
-multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global <.min .max> T<u32 s32 u64 s64> : m a:T @sm90 'multimem.red'
-multimem.red {.relaxed .release} {.cta .cluster .gpu .sys} .global <.and .or .xor> T<b32 b64> : m a:T @sm90 'multimem.red'
-# ---- textures and surfaces ---------------------------------------------------------------------
-tex      <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ ?_ ?_ ?_
-tex      .base <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ ?_ ?_ ?_
-tex      .level <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ _ ?_ ?_
-tex      .grad <.1d .2d .3d .a1d .a2d .cube .acube .2dms .a2dms> V<.v4> T<u32 s32 f16 f32> U<s32 f32> : V _ _ _ ?_
-tld4     <.r .g .b .a> <.2d .a2d .cube .acube> V<.v4> T<u32 s32 f32> U<f32> : V _ ?_ ?_ ?_
-txq      {.level} <.width .height .depth .channel_data_type .channel_order .normalized_coords .array_size .num_mipmap_levels .num_samples .force_unnormalized_coords .filter_mode .addr_mode_0 .addr_mode_1 .addr_mode_2> T<b32> : d _ ?_
-suld     .b <.1d .2d .3d .a1d .a2d> {.ca .cg .cs .cv} {.trap .clamp .zero} V{.v2 .v4} T<b8 b16 b32 b64> : V _
-sust     <.b .p> <.1d .2d .3d .a1d .a2d> {.wb .cg .cs .wt} {.trap .clamp .zero} V{.v2 .v4} T<b8 b16 b32 b64> : _ V
-suq      <.width .height .depth .channel_data_type .channel_order .array_size .memory_layout> T<b32> : d _
-istypep  <.texref .samplerref .surfref>                              : d:pred _
-# ---- control flow ------------------------------------------------------------------------------
-bra      {.uni}                                                     : l
-brx.idx  {.uni}                                                     : a:u32 _
-call     {.uni}                                                     : _ *
-ret      {.uni}                                                     :
-exit                                                                :
-trap                                                                :
-brkpt                                                               :
-# ---- synchronisation and communication ---------------------------------------------------------
-bar      <.sync .arrive> {.aligned}                                 : ?a:b32 ?a:b32
-bar      .red <.popc> {.aligned} T<u32>                             : d:T a:b32 ?a:b32 p
-bar      .red <.and .or> {.aligned} T<pred>                         : d:T a:b32 ?a:b32 p
-barrier  <.sync .arrive> {.aligned}                                 : ?a:b32 ?a:b32
-barrier  .red <.popc> {.aligned} T<u32>                             : d:T a:b32 ?a:b32 p
-barrier  .red <.and .or> {.aligned} T<pred>                         : d:T a:b32 ?a:b32 p
-bar.warp.sync                                                        : a:b32
-barrier.cluster.arrive {.release .relaxed} {.aligned}                : @sm90 'barrier.cluster.arrive'
-barrier.cluster.wait {.acquire} {.aligned}                           : @sm90 'barrier.cluster.wait'
-membar   <.cta .gl .sys>                                            :
-fence    {.sc .acq_rel .acquire .release} {.cta .cluster .gpu .sys}  :
-fence    .mbarrier_init .release .cluster                            : @sm90 'fence.mbarrier_init'
-fence    .proxy .alias                                               : @sm70 'fence.proxy.alias'
-fence    .proxy .async {.global .shared::cta .shared::cluster}       : @sm90 'fence.proxy.async'
-fence    .proxy .tensormap::generic <.release .acquire> <.cta .cluster .gpu .sys> : ?m ?i:u32 @sm90 'fence.proxy.tensormap'
-atom     {.relaxed .acquire .release .acq_rel} {.cta .cluster .gpu .sys} {.global .shared .shared::cta .shared::cluster} <.and .or .xor .exch .add .inc .dec .min .max> {.noftz} {.L2::cache_hint} V{.v2 .v4 .v8} T<b32 b64 u32 u64 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2 b128> : V m V ?a:b64
-atom     {.relaxed .acquire .release .acq_rel} {.cta .cluster .gpu .sys} {.global .shared .shared::cta .shared::cluster} .cas {.L2::cache_hint} T<b16 b32 b64 b128> : d:T m a:T a:T ?a:b64
-red      {.relaxed .release} {.cta .cluster .gpu .sys} {.global .shared .shared::cta .shared::cluster} <.and .or .xor .add .inc .dec .min .max> {.noftz} {.L2::cache_hint} V{.v2 .v4 .v8} T<b32 b64 u32 u64 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2> : m V ?a:b64
-red.async {.relaxed} .cluster {.shared::cluster} .mbarrier::complete_tx::bytes <.inc .dec .min .max .add .and .or .xor> T<b32 b64 u32 s32 u64> : m a:T m @sm90 'red.async'
-st.async {.weak} {.shared::cluster} .mbarrier::complete_tx::bytes V{.v2 .v4} T<b32 b64 u32 s32 u64 s64 f32 f64> : m V m @sm90 'st.async'
-vote     .sync <.all .any .uni> T<pred>                             : d:pred p a:b32
-vote     .sync .ballot T<b32>                                       : d:u32 p a:b32
-vote     <.all .any .uni> T<pred>                                   : d:pred p !nonsync
-vote     .ballot T<b32>                                             : d:u32 p !nonsync
-match    <.any .all> .sync T<b32 b64>                               : d|:b32 a:T a:b32
-activemask T<b32>                                                   : d:T
-redux    .sync <.add .min .max> T<u32 s32>                          : d:T a:T a:b32 @sm80 'redux.sync'
-redux    .sync <.and .or .xor> T<b32>                               : d:T a:T a:b32 @sm80 'redux.sync'
-redux    .sync <.min .max> {.abs} {.NaN} T<f32>                      : d:T a:T a:b32 @sm100a 'redux.sync.f32'
-griddepcontrol <.launch_dependents .wait>                           : @sm90 'griddepcontrol'
-elect    .sync                                                      : d|:u32 a:b32 @sm90 'elect'
-mbarrier.init {.shared .shared::cta} T<b64>                          : m a:u32 @sm80 'mbarrier'
-mbarrier.inval {.shared .shared::cta} T<b64>                         : m @sm80 'mbarrier'
-mbarrier.expect_tx {.relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} T<b64> : m a:u32 @sm90 'mbarrier.expect_tx'
-mbarrier.complete_tx {.relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} T<b64> : m a:u32 @sm90 'mbarrier.complete_tx'
-mbarrier.arrive {.release .relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} {.noComplete} T<b64> : d:b64 m ?a:u32 @sm80 'mbarrier'
-mbarrier.arrive .expect_tx {.release .relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} T<b64> : d:b64 m a:u32 @sm90 'mbarrier.arrive.expect_tx'
-mbarrier.arrive_drop {.release .relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} {.noComplete} T<b64> : d:b64 m ?a:u32 @sm80 'mbarrier'
-mbarrier.arrive_drop .expect_tx {.release .relaxed} {.cta .cluster} {.shared .shared::cta .shared::cluster} T<b64> : d:b64 m a:u32 @sm90 'mbarrier.arrive_drop.expect_tx'
-mbarrier.test_wait {.acquire .relaxed} {.cta .cluster} {.shared .shared::cta} T<b64> : d:pred m a:b64 @sm80 'mbarrier'
-mbarrier.test_wait .parity {.acquire .relaxed} {.cta .cluster} {.shared .shared::cta} T<b64> : d:pred m a:u32 @sm80 'mbarrier'
-mbarrier.try_wait {.acquire .relaxed} {.cta .cluster} {.shared .shared::cta} T<b64> : d:pred m a:b64 ?a:u32 @sm90 'mbarrier.try_wait'
-mbarrier.try_wait .parity {.acquire .relaxed} {.cta .cluster} {.shared .shared::cta} T<b64> : d:pred m a:u32 ?a:u32 @sm90 'mbarrier.try_wait'
-mbarrier.pending_count T<b64>                                        : d:u32 a:b64 @sm80 'mbarrier'
-setmaxnreg <.inc .dec> .sync .aligned T<u32>                         : i:u32 @sm90a 'setmaxnreg'
-nanosleep T<u32>                                                     : a:u32 @sm70 'nanosleep'
-pmevent  {.mask}                                                     : i:u32
-stacksave T<u32 u64>                                                 : d:T
-stackrestore T<u32 u64>                                              : a:T
-alloca   {.local} T<u32 u64>                                         : d:T a:T ?i:u32
-# ---- matrix ------------------------------------------------------------------------------------
-ldmatrix .sync .aligned .m8n8 <.x1 .x2 .x4> {.trans} {.shared .shared::cta} T<b16> : _ m @sm75 'ldmatrix'
-stmatrix .sync .aligned .m8n8 <.x1 .x2 .x4> {.trans} {.shared .shared::cta} T<b16> : m _ @sm90 'stmatrix'
-movmatrix .sync .aligned .m8n8 .trans T<b16>                         : d:b32 a:b32 @sm75 'movmatrix'
-mma      .sync .aligned <.m8n8k4 .m16n8k8 .m16n8k16 .m16n8k32 .m16n8k4 .m8n8k16 .m8n8k32 .m16n8k64 .m8n8k128 .m16n8k128 .m16n8k256> {.row} {.col} {.satfinite} T<f16 f32 s32 f64> U<f16 bf16 tf32 s8 u8 s4 u4 f64 e4m3 e5m2 b1> W<f16 bf16 tf32 s8 u8 s4 u4 f64 e4m3 e5m2 b1> X{f16 f32 s32 f64} : _ _ _ _ @sm80 'mma'
-wgmma.fence .sync .aligned                                           : @sm90a 'wgmma.fence'
-wgmma.commit_group .sync .aligned                                    : @sm90a 'wgmma.commit_group'
-wgmma.wait_group .sync .aligned                                      : i:u32 @sm90a 'wgmma.wait_group'
-wgmma.mma_async {.sp} .sync .aligned <.m64n8k16 .m64n16k16 .m64n24k16 .m64n32k16 .m64n40k16 .m64n48k16 .m64n56k16 .m64n64k16 .m64n72k16 .m64n80k16 .m64n88k16 .m64n96k16 .m64n104k16 .m64n112k16 .m64n120k16 .m64n128k16 .m64n136k16 .m64n144k16 .m64n152k16 .m64n160k16 .m64n168k16 .m64n176k16 .m64n184k16 .m64n192k16 .m64n200k16 .m64n208k16 .m64n216k16 .m64n224k16 .m64n232k16 .m64n240k16 .m64n248k16 .m64n256k16 .m64n8k32 .m64n16k32 .m64n24k32 .m64n32k32 .m64n40k32 .m64n48k32 .m64n56k32 .m64n64k32 .m64n72k32 .m64n80k32 .m64n88k32 .m64n96k32 .m64n104k32 .m64n112k32 .m64n120k32 .m64n128k32 .m64n136k32 .m64n144k32 .m64n152k32 .m64n160k32 .m64n168k32 .m64n176k32 .m64n184k32 .m64n192k32 .m64n200k32 .m64n208k32 .m64n216k32 .m64n224k32 .m64n232k32 .m64n240k32 .m64n248k32 .m64n256k32 .m64n8k8 .m64n16k8 .m64n24k8 .m64n32k8 .m64n64k8 .m64n128k8 .m64n256k8> {.satfinite} T<f16 f32 s32> U<f16 bf16 tf32 e4m3 e5m2 s8 u8 b1> W<f16 bf16 tf32 e4m3 e5m2 s8 u8 b1> : _ _ _ * @sm90a 'wgmma.mma_async'
-# ---- video (scalar) ----------------------------------------------------------------------------
-vadd     T<u32 s32> U<u32 s32> W<u32 s32> {.sat} {.add .min .max}   : d:T a:U a:W ?a:T
-vsub     T<u32 s32> U<u32 s32> W<u32 s32> {.sat} {.add .min .max}   : d:T a:U a:W ?a:T
-vabsdiff T<u32 s32> U<u32 s32> W<u32 s32> {.sat} {.add .min .max}   : d:T a:U a:W ?a:T
-vmin     T<u32 s32> U<u32 s32> W<u32 s32> {.sat} {.add .min .max}   : d:T a:U a:W ?a:T
-vmax     T<u32 s32> U<u32 s32> W<u32 s32> {.sat} {.add .min .max}   : d:T a:U a:W ?a:T
-vshl     T<u32 s32> U<u32 s32> W<u32> {.sat} <.clamp .wrap> {.add .min .max} : d:T a:U a:W ?a:T
-vshr     T<u32 s32> U<u32 s32> W<u32> {.sat} <.clamp .wrap> {.add .min .max} : d:T a:U a:W ?a:T
-"#;
+pub const TABLE: &str = include_str!("isa_table.txt");
 
 /// A type slot constraint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -479,7 +251,7 @@ impl Isa {
     /// The table, indexed once.
     pub fn get() -> &'static Isa {
         static ISA: OnceLock<Isa> = OnceLock::new();
-        ISA.get_or_init(|| index_table(TABLE))
+        ISA.get_or_init(|| index_table(&TABLE_LINES))
     }
 }
 
@@ -535,15 +307,16 @@ fn split_items(s: &str) -> Result<Vec<String>, String> {
     Ok(items)
 }
 
-/// Splits the table into the lines of each opcode (the first word of a line).
-fn index_table(text: &'static str) -> Isa {
+/// The table's form lines as `(opcode, line number, line)`, in table order: `build.rs` splits
+/// [`TABLE`] at compile time (scanning its 25 KB at start-up cost 5% of a small compilation).
+static TABLE_LINES: [(&str, usize, &str); TABLE_LINE_COUNT] =
+    include!(concat!(env!("OUT_DIR"), "/isa_lines.rs"));
+const TABLE_LINE_COUNT: usize = include!(concat!(env!("OUT_DIR"), "/isa_line_count.rs"));
+
+/// Groups the table's lines by opcode.
+fn index_table(lines: &[(&'static str, usize, &'static str)]) -> Isa {
     let mut opcodes: FxHashMap<&'static str, Opcode> = FxHashMap::default();
-    for (idx, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let opcode = line.split_whitespace().next().unwrap_or_default();
+    for &(opcode, line_no, line) in lines {
         opcodes
             .entry(opcode)
             .or_insert_with(|| Opcode {
@@ -551,7 +324,7 @@ fn index_table(text: &'static str) -> Isa {
                 forms: OnceLock::new(),
             })
             .lines
-            .push((idx + 1, line));
+            .push((line_no, line));
     }
     let compound_heads = opcodes
         .keys()
@@ -707,6 +480,21 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `build.rs` split the table as a scan of [`TABLE`] does: every line that is not blank or a
+    /// comment, trimmed, with its 1-based number and first word.
+    #[test]
+    fn build_time_lines_are_the_table_lines() {
+        let scanned: Vec<(&str, usize, &str)> = TABLE
+            .lines()
+            .enumerate()
+            .map(|(k, l)| (k + 1, l.trim()))
+            .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+            .map(|(n, l)| (l.split_whitespace().next().unwrap_or_default(), n, l))
+            .collect();
+        assert_eq!(scanned, TABLE_LINES.to_vec());
+        assert!(scanned.len() > 200);
+    }
 
     #[test]
     fn table_parses() {

@@ -76,6 +76,8 @@ pub struct Model {
     raw_index: HashMap<u64, usize>,
     /// [`issue_key`] → row of `issue`.
     issue_index: HashMap<u64, usize>,
+    /// The number of the name `*`.
+    star: Option<u32>,
     max_latency: u8,
 }
 
@@ -97,12 +99,18 @@ impl Model {
         raw: &'static str,
         issue: &'static str,
     ) -> Result<Model, String> {
-        let opcodes = parse_opcodes(opcodes)?;
+        let mut opcodes = parse_opcodes(opcodes)?;
         let raw = parse_rows(raw, "raw.csv", true)?;
         let issue = parse_rows(issue, "issue.csv", false)?;
-        let ix = index(&opcodes, &raw, &issue)?;
-        let names = ix.names.iter().enumerate();
+        let ix = index(&mut opcodes, &raw, &issue)?;
+        let names: HashMap<&'static str, u32> = ix
+            .names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (*n, k as u32))
+            .collect();
         Ok(Model {
+            star: names.get("*").copied(),
             max_latency: ix.max_latency,
             opcodes: Cow::Owned(opcodes),
             raw: Cow::Owned(raw),
@@ -112,7 +120,7 @@ impl Model {
                 .into_iter()
                 .map(|(m, rows)| (m, Cow::Owned(rows)))
                 .collect(),
-            names: names.map(|(k, n)| (*n, k as u32)).collect(),
+            names,
             raw_index: ix.raw.into_iter().collect(),
             issue_index: ix.issue.into_iter().collect(),
         })
@@ -120,8 +128,13 @@ impl Model {
 
     /// The embedded tables: rows and keys as `build.rs` parsed and numbered them.
     fn embedded() -> Model {
-        let names = embedded::NAMES.iter().enumerate();
+        let names: HashMap<&'static str, u32> = embedded::NAMES
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| (n, k as u32))
+            .collect();
         Model {
+            star: names.get("*").copied(),
             opcodes: Cow::Borrowed(&embedded::OPCODES),
             raw: Cow::Borrowed(&embedded::RAW),
             issue: Cow::Borrowed(&embedded::ISSUE),
@@ -129,7 +142,7 @@ impl Model {
                 .iter()
                 .map(|&(m, rows)| (m, Cow::Borrowed(rows)))
                 .collect(),
-            names: names.map(|(k, &n)| (n, k as u32)).collect(),
+            names,
             raw_index: embedded::RAW_INDEX.iter().copied().collect(),
             issue_index: embedded::ISSUE_INDEX.iter().copied().collect(),
             max_latency: embedded::MAX_LATENCY,
@@ -178,6 +191,7 @@ impl Model {
             queue: None,
             read_queue: None,
             source: "not in opcodes.csv: default from the form's latency class",
+            ids: None,
         }
     }
 
@@ -190,9 +204,9 @@ impl Model {
     /// (class before pipe before `*`, producer before consumer before operand).
     fn raw_rows(&self, p: &OpClass, c: &OpClass, op: Operand) -> impl Iterator<Item = &Row> {
         let (ps, cs, os) = (
-            self.ids([p.class, p.pipe, "*"]),
-            self.ids([c.class, c.pipe, "*"]),
-            self.ids([op.name(), "*"]),
+            self.class_ids(p),
+            self.class_ids(c),
+            [self.name_id(op.name()), self.star],
         );
         ps.into_iter().flatten().flat_map(move |pk| {
             cs.into_iter().flatten().flat_map(move |ck| {
@@ -203,17 +217,18 @@ impl Model {
         })
     }
 
-    /// The numbers of names (`None` for a name no row uses).
-    fn ids<const N: usize>(&self, names: [&str; N]) -> [Option<u32>; N] {
-        names.map(|n| self.name_id(n))
+    /// The numbers of a class's class and pipe names and of `*`, most specific first (`None` for
+    /// a name no row uses).
+    fn class_ids(&self, c: &OpClass) -> [Option<u32>; 3] {
+        let [class, pipe] = c
+            .ids
+            .unwrap_or_else(|| [self.name_id(c.class), self.name_id(c.pipe)]);
+        [class, pipe, self.star]
     }
 
     /// The `issue.csv` row that applies to two instructions in this order.
     pub fn issue_row(&self, a: &OpClass, b: &OpClass) -> Option<&Row> {
-        let (as_, bs) = (
-            self.ids([a.class, a.pipe, "*"]),
-            self.ids([b.class, b.pipe, "*"]),
-        );
+        let (as_, bs) = (self.class_ids(a), self.class_ids(b));
         for ak in as_.iter().flatten() {
             for bk in bs.iter().flatten() {
                 if let Some(row) = self.issue_at(issue_key(*ak, *bk)) {
@@ -308,7 +323,8 @@ mod tests {
         assert_eq!(parsed.raw, embedded.raw);
         assert_eq!(parsed.issue, embedded.issue);
         assert_eq!(parsed.max_latency(), embedded.max_latency());
-        let ix = index(&parsed.opcodes, &parsed.raw, &parsed.issue).unwrap();
+        let mut opcodes = parsed.opcodes.to_vec();
+        let ix = index(&mut opcodes, &parsed.raw, &parsed.issue).unwrap();
         for (k, name) in ix.names.iter().enumerate() {
             assert_eq!(embedded.name_id(name), Some(k as u32), "{name}");
         }

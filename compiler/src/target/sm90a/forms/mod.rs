@@ -223,8 +223,10 @@ pub(crate) fn form(mnemonic: &'static str, opcode: u16) -> Form {
         opcode,
         base: [u64::from(opcode & 0xfff), 0],
         mask: [0, 0],
-        mods: Vec::new(),
-        ops: Vec::new(),
+        // Room for a typical form's modifiers and operands up front: growing the vectors one
+        // push at a time was a third of building the tables.
+        mods: Vec::with_capacity(4),
+        ops: Vec::with_capacity(4),
         uguard: false,
         nowait: false,
         nowbar: false,

@@ -43,6 +43,10 @@ pub struct OpClass {
     /// In-order queue of source-register releases, if any.
     pub read_queue: Option<&'static str>,
     pub source: &'static str,
+    /// The numbers of `class` and `pipe` among the row tables' names ([`Index::names`]; `None`
+    /// for a name no row uses), when known: a model numbers its own rows; a class made up
+    /// elsewhere has `None` here and its names are looked up.
+    pub ids: Option<[Option<u32>; 2]>,
 }
 
 /// A row of `raw.csv` or `issue.csv`.
@@ -90,6 +94,7 @@ pub fn parse_opcodes(text: &'static str) -> Result<Vec<OpClass>, String> {
             queue: (c[4] != "-").then_some(c[4]),
             read_queue: (c[5] != "-").then_some(c[5]),
             source: c.get(6).copied().unwrap_or(""),
+            ids: None,
         });
     }
     Ok(out)
@@ -155,8 +160,9 @@ pub fn issue_key(first: u32, second: u32) -> u64 {
     (u64::from(first) << 21) | u64::from(second)
 }
 
-/// Numbers the names and indexes the rows; a duplicate row is an error.
-pub fn index(opcodes: &[OpClass], raw: &[Row], issue: &[Row]) -> Result<Index, String> {
+/// Numbers the names and indexes the rows; a duplicate row is an error. Fills in the opcode
+/// rows' [`OpClass::ids`].
+pub fn index(opcodes: &mut [OpClass], raw: &[Row], issue: &[Row]) -> Result<Index, String> {
     let mut by_mnemonic: Vec<(&'static str, Vec<usize>)> = Vec::new();
     for (k, o) in opcodes.iter().enumerate() {
         let m = o.opcode.split('.').next().unwrap_or("");
@@ -190,6 +196,10 @@ pub fn index(opcodes: &[OpClass], raw: &[Row], issue: &[Row]) -> Result<Index, S
             return Err(format!("issue.csv:{}: duplicate row", r.line));
         }
         issue_keys.push((key, k));
+    }
+    for o in opcodes.iter_mut() {
+        let id = |s: &str| names.iter().position(|n| *n == s).map(|k| k as u32);
+        o.ids = Some([id(o.class), id(o.pipe)]);
     }
     Ok(Index {
         by_mnemonic,
