@@ -22,7 +22,7 @@ use crate::frontend::check::eval_const;
 use crate::lower::{Lowered, OpaqueKind, object_layout};
 use crate::mir::{self, RegClass};
 use crate::target::sm90a::{self as sass, OperandKind};
-use runtime_abi::eiattr::{Annotation, CUDA_API_VERSION_13_1};
+use runtime_abi::eiattr::{Annotation, CUDA_API_VERSION_13_1, MbarrierInstr};
 use runtime_abi::param::{ParamSpec, Pointee, PtrSpace};
 
 /// What `ptxas -v` reports about one kernel.
@@ -586,6 +586,70 @@ fn is_spill(i: &sass::Instr, local_bytes: u32) -> Option<u32> {
     })
 }
 
+/// The `EIATTR_MBARRIER_INSTR_OFFSETS` (0x39) entry of the mbarrier instruction `i`, whose kind
+/// instruction selection chose from the PTX operation; `None` for an address shape no probe has
+/// shown. The rule, from ptxas 13.1 on every probe whose SASS has `SYNCS`/`ARRIVES`
+/// (probes/00_abi/cluster_kernel, 09_mbarrier/*, 14_arch_compare/09_mbarrier__*,
+/// 15_uniform_datapath/d_addr_of_mbarrier), on the 50 functions with the record among the cached
+/// ptxas cubins of the corpora, kernels and probes, and on ptxas runs written for the purpose
+/// (docs/cubin.md, "mbarrier records"):
+///
+/// * One entry per instruction that carries an mbarrier PTX operation, in code order (a loop
+///   that ptxas peels gets one per copy: 09_mbarrier/try_wait_loop). Words:
+///   `offset, gpr, imm, kind | stride << 8 | ureg << 16`: the instruction's byte offset; the
+///   GPR of the address or 0xff for none (`[R2+UR4+0x10]` → 2); the immediate part of the
+///   address (`[UR4+0x8]` → 8); the kind; stride 1 (`MBARRIER_STRIDE_X4`, the only value in
+///   the probes and corpora); the uniform register of the address or 0x3f (URZ) for none
+///   (09_mbarrier/try_wait_suspend: `[R0+URZ]` → gpr 0, ureg 0x3f); the top byte 0.
+/// * The kind follows the PTX operation, not the SASS: `init` 0 (09_mbarrier/init*),
+///   `arrive` 1 (arrive, arrive_count, arrive_remote*, arrive_generic*), `arrive.noComplete` 2,
+///   `arrive_drop` 3 (arrive_drop), `arrive_drop.noComplete` 4, `test_wait` 5 (test_wait),
+///   `test_wait.parity` 6 (test_wait_parity), `cp.async.mbarrier.arrive[.noinc]` 7 (on the NOP
+///   before its `ARRIVES`: cp_async_mbarrier_arrive*), `inval` 8 (inval), `try_wait` 9
+///   (try_wait, try_wait_loop), `try_wait.parity` 0xa (try_wait_*regaddr,
+///   try_wait_parity_loop), `expect_tx` 0xb (expect_tx), `complete_tx` 0xc (complete_tx).
+///   Kinds 2 and 4 were measured with ptxas (`mbarrier.arrive[_drop].noComplete`), which ptxc
+///   does not lower.
+/// * `arrive.expect_tx` and `arrive_drop.expect_tx` get no entry (09_mbarrier/arrive_expect_tx*,
+///   the `SYNCS.ARRIVE.TRANS64` at 0x280 of 00_abi/cluster_kernel), nor do the `SYNCS` that
+///   ptxas adds itself (the `@!P0 SYNCS.PHASECHK` of a suspend-hint loop: try_wait_suspend).
+/// * `EIATTR_NUM_MBARRIERS` (0x38, HVAL) is the number of kind-0 (`init`) entries, 0 without
+///   one (arrive: 0; init: 1; two inits of one barrier: 2; three of `[%r]`, `[%r+8]`,
+///   `[%r+16]`: 3; all 50 corpus functions agree). Both records come after `INSTR_REG_MAP` and
+///   before `EXIT_INSTR_OFFSETS` (runtime_abi::eiattr::FUNCTION_ORDER); a kernel whose only
+///   mbarrier instructions have no entry gets neither record (arrive_expect_tx).
+fn mbarrier_entry(i: &sass::Instr, kind: u8) -> Option<MbarrierInstr> {
+    let mem = i.operands.iter().find_map(|o| match &o.kind {
+        OperandKind::Mem(m) => Some(m),
+        _ => None,
+    })?;
+    if mem.prefix != sass::MemPrefix::None {
+        return None;
+    }
+    let (mut reg, mut ureg, mut imm) = (None, None, None);
+    for t in &mem.terms {
+        match t {
+            sass::MemTerm::Reg(r, None) if r.file == sass::RegFile::Gpr && reg.is_none() => {
+                reg = Some(u32::from(r.num));
+            }
+            sass::MemTerm::Reg(r, None) if r.file == sass::RegFile::Ugpr && ureg.is_none() => {
+                ureg = Some(r.num);
+            }
+            sass::MemTerm::Imm(v) if imm.is_none() => imm = Some(u32::try_from(*v).ok()?),
+            _ => return None,
+        }
+    }
+    Some(MbarrierInstr {
+        offset: i.addr as u32,
+        reg: reg.unwrap_or(0xff),
+        imm: imm.unwrap_or(0),
+        kind,
+        stride: 1,
+        ureg: ureg.unwrap_or(0x3f),
+        high: 0,
+    })
+}
+
 fn kernel(
     m: &ast::Module,
     af: &ast::Function,
@@ -695,6 +759,7 @@ fn kernel(
     let mut spill_loads = 0;
     let mut first_spill = None;
     let mut has_bssy = false;
+    let mut mbarrier_instrs = Vec::new();
     for i in code_instrs {
         let at = i.addr as u32;
         match i.mnemonic {
@@ -728,14 +793,27 @@ fn kernel(
                     f.attrs.coop_group_mask_regids.push(u32::MAX);
                 }
             }
-            "SYNCS" | "ARRIVES" => diags.push(err(
-                af.name.span,
-                format!(
-                    "`{}`: ptxc cannot describe mbarrier instructions \
-                     (EIATTR_MBARRIER_INSTR_OFFSETS) yet: `{i}` at {at:#x}",
-                    af.name.text
-                ),
-            )),
+            "SYNCS" | "ARRIVES" => {
+                let record = enc
+                    .mbarrier_records
+                    .iter()
+                    .find(|(o, _)| *o == at)
+                    .map(|(_, r)| *r);
+                match record {
+                    Some(mir::MbarrierRecord::NoEntry) => {}
+                    Some(mir::MbarrierRecord::Kind(kind)) if mbarrier_entry(i, kind).is_some() => {
+                        mbarrier_instrs.extend(mbarrier_entry(i, kind));
+                    }
+                    _ => diags.push(err(
+                        af.name.span,
+                        format!(
+                            "`{}`: ptxc does not know what ptxas records in \
+                             EIATTR_MBARRIER_INSTR_OFFSETS for `{i}` at {at:#x}",
+                            af.name.text
+                        ),
+                    )),
+                }
+            }
             "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
                 af.name.span,
                 format!(
@@ -755,6 +833,13 @@ fn kernel(
         }
     }
     f.attrs.num_barriers = max_barrier.map(|b| (b + 1) as u8);
+    // NUM_MBARRIERS: the number of `mbarrier.init` entries, written with the entries and only
+    // then (see `mbarrier_entry`).
+    if !mbarrier_instrs.is_empty() {
+        let inits = mbarrier_instrs.iter().filter(|m| m.kind == 0).count();
+        f.attrs.num_mbarriers = Some(inits as u16);
+        f.attrs.mbarrier_instrs = mbarrier_instrs;
+    }
     // ptxas writes CRS_STACK_SIZE 0 in every kernel whose code has a BSSY (no exception in
     // the corpora and probes).
     if has_bssy {

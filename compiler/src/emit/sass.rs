@@ -23,6 +23,9 @@ pub struct EncodedFunction {
     /// Byte offsets of the `NOP`s that stand for `bar.warp.sync -1` (the scheduler's and the
     /// padding's NOPs are not MIR instructions): EIATTR_COOP_GROUP_INSTR_OFFSETS.
     pub warpsync_offsets: Vec<u32>,
+    /// Byte offsets of the mbarrier instructions whose `EIATTR_MBARRIER_INSTR_OFFSETS`
+    /// description instruction selection set ([`mir::Inst::mbarrier`]).
+    pub mbarrier_records: Vec<(u32, mir::MbarrierRecord)>,
     /// Instructions before the padding.
     pub code_len: usize,
     /// Why each instruction got its control word (`--explain-ctrl`).
@@ -264,6 +267,9 @@ fn lay_out(
             }
             if i.mnemonic == "NOP" {
                 out.warpsync_offsets.push(i.addr as u32);
+            }
+            if let Some(r) = mi.mbarrier {
+                out.mbarrier_records.push((i.addr as u32, r));
             }
             out.instrs.push(i);
             origin.push(Some((bi, ii, false)));

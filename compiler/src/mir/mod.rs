@@ -377,17 +377,39 @@ pub struct Inst {
     /// A conditional branch whose condition may differ between the threads of a warp: the
     /// `reconverge` pass brackets it with `BSSY`/`BSYNC`.
     pub divergent: bool,
+    /// For an mbarrier instruction (`SYNCS`, `ARRIVES`): what ptxas records for it in
+    /// `EIATTR_MBARRIER_INSTR_OFFSETS`, which depends on the PTX operation (the SASS of
+    /// `test_wait` and `test_wait.parity` is the same). Set by instruction selection; `None`
+    /// elsewhere, and the cubin writer refuses an mbarrier instruction that has none.
+    pub mbarrier: Option<MbarrierRecord>,
+}
+
+/// What `EIATTR_MBARRIER_INSTR_OFFSETS` says about one mbarrier instruction
+/// (`emit::build::mbarrier_entry` has the rule and the probes that show it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarrierRecord {
+    /// An entry of this kind (0 `init` … 0xc `complete_tx`).
+    Kind(u8),
+    /// No entry: ptxas records none (`arrive.expect_tx`, `arrive_drop.expect_tx`).
+    NoEntry,
 }
 
 impl Inst {
     pub fn new(mnemonic: &'static str, mods: &[&'static str], ops: Vec<Operand>) -> Inst {
         Inst {
             divergent: false,
+            mbarrier: None,
             guard: None,
             mnemonic,
             mods: mods.to_vec(),
             ops,
         }
+    }
+
+    /// The instruction with its `EIATTR_MBARRIER_INSTR_OFFSETS` description (`None`: unknown).
+    pub fn mbarrier(mut self, record: Option<MbarrierRecord>) -> Inst {
+        self.mbarrier = record;
+        self
     }
 
     pub fn guarded(mut self, pred: Reg, neg: bool) -> Inst {

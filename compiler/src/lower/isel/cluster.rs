@@ -16,7 +16,7 @@ use super::{Cx, PtxOp, Val};
 use crate::frontend::ast;
 use crate::frontend::types::Ty;
 use crate::lower::Sym;
-use crate::mir::{Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
+use crate::mir::{Inst, MbarrierRecord, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
 
 /// `c[0x0][0x140]`: 1 when the kernel was launched as an explicit cluster (§c.1).
 const EXPLICIT_CLUSTER_FLAG: i64 = 0x140;
@@ -586,16 +586,47 @@ impl Cx<'_> {
                 urz(),
             ],
         ));
-        self.emit(Inst::new(
-            "SYNCS",
-            &["EXCH", "64"],
-            vec![
-                Operand::def(Reg::phys(PReg::URZ)),
-                Self::ur_mem(addr),
-                Operand::use_(Reg::whole(state, 2)),
-            ],
-        ));
+        self.emit(
+            Inst::new(
+                "SYNCS",
+                &["EXCH", "64"],
+                vec![
+                    Operand::def(Reg::phys(PReg::URZ)),
+                    Self::ur_mem(addr),
+                    Operand::use_(Reg::whole(state, 2)),
+                ],
+            )
+            .mbarrier(Self::mbarrier_record(op)),
+        );
         true
+    }
+
+    /// What ptxas records in `EIATTR_MBARRIER_INSTR_OFFSETS` for the `SYNCS` of an mbarrier
+    /// operation: the entry kind follows the PTX operation, not the SASS (probes/09_mbarrier and
+    /// ptxas 13.1 runs; the whole rule is at `emit::build::mbarrier_entry`).
+    fn mbarrier_record(op: &PtxOp<'_>) -> Option<MbarrierRecord> {
+        let parity = op.has(".parity");
+        let no_complete = op.has(".noComplete");
+        Some(MbarrierRecord::Kind(match op.opcode {
+            "mbarrier.init" => 0,
+            "mbarrier.arrive" | "mbarrier.arrive_drop" if op.has(".expect_tx") => {
+                return Some(MbarrierRecord::NoEntry);
+            }
+            "mbarrier.arrive" if no_complete => 2,
+            "mbarrier.arrive" => 1,
+            "mbarrier.arrive_drop" if no_complete => 4,
+            "mbarrier.arrive_drop" => 3,
+            "mbarrier.test_wait" if parity => 6,
+            "mbarrier.test_wait" => 5,
+            // 7: `cp.async.mbarrier.arrive`, which ptxc does not lower.
+            "mbarrier.inval" => 8,
+            "mbarrier.try_wait" if parity => 0xa,
+            "mbarrier.try_wait" => 9,
+            "mbarrier.expect_tx" => 0xb,
+            "mbarrier.complete_tx" => 0xc,
+            // Anything else is left without a description: the cubin writer refuses it.
+            _ => return None,
+        }))
     }
 
     /// `mbarrier.arrive/arrive_drop/expect_tx/complete_tx` → `SYNCS.ARRIVE.TRANS64.*`.
@@ -609,6 +640,10 @@ impl Cx<'_> {
             (_, [d, a, c]) => (Some(d), a, Some(c)),
             _ => return false,
         };
+        if op.has(".noComplete") {
+            // ptxas: `SYNCS.ARRIVE.TRANS64.TMASK…` from a register address; not modelled.
+            return false;
+        }
         let remote = op.has(".shared::cluster");
         let release_cluster = op.has(".release") && op.has(".cluster");
         let u32t = Ty::parse("u32").expect("u32");
@@ -656,7 +691,8 @@ impl Cx<'_> {
             Some(d) => Operand::def(d.reg()),
             None => Operand::def(Reg::phys(PReg::RZ)),
         };
-        let inst = Inst::new("SYNCS", &mods, vec![out, Self::ur_mem(addr), value]);
+        let inst = Inst::new("SYNCS", &mods, vec![out, Self::ur_mem(addr), value])
+            .mbarrier(Self::mbarrier_record(op));
         match dst {
             Some(d) => {
                 self.emit_def(&d, inst);
@@ -727,7 +763,8 @@ impl Cx<'_> {
                     Self::ur_mem(addr),
                     Operand::use_(phase),
                 ],
-            ),
+            )
+            .mbarrier(Self::mbarrier_record(op)),
         );
         let p = dst.reg();
         self.commit(dst);
@@ -798,11 +835,10 @@ impl Cx<'_> {
         let Some(addr) = self.mbarrier_address(a) else {
             return true;
         };
-        self.emit(Inst::new(
-            "SYNCS",
-            &["CCTL", "IV"],
-            vec![Self::ur_mem(addr)],
-        ));
+        self.emit(
+            Inst::new("SYNCS", &["CCTL", "IV"], vec![Self::ur_mem(addr)])
+                .mbarrier(Self::mbarrier_record(op)),
+        );
         true
     }
 
