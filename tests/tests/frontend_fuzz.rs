@@ -144,7 +144,7 @@ fn instruction_strategy() -> impl Strategy<Value = String> {
     let isa = Isa::get();
     let mut opcodes: Vec<&'static str> = isa.opcodes().collect();
     opcodes.sort_unstable();
-    let mut vocab: Vec<&'static str> = isa.vocabulary().iter().map(String::as_str).collect();
+    let mut vocab: Vec<&'static str> = isa.vocabulary().iter().copied().collect();
     vocab.sort_unstable();
     let types = [
         ".u32", ".s32", ".b32", ".u64", ".f32", ".f64", ".pred", ".b16", ".f16x2", ".b64",

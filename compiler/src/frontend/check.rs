@@ -1283,7 +1283,7 @@ impl Checker {
             if let Some(t) = Ty::parse(&m.text) {
                 types.push((t, m.span));
             } else if forms.iter().any(|f| f.allows_modifier(&m.text))
-                || self.isa.vocabulary().contains(&m.text)
+                || self.isa.vocabulary().contains(m.text.as_str())
             {
                 // A modifier of this opcode's forms is in the table's vocabulary: asking them
                 // first spares building the vocabulary (which parses the whole table).
@@ -1299,7 +1299,7 @@ impl Checker {
         if candidates.is_empty() {
             let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
             let span = types.first().map_or(opcode_span, |(_, s)| *s);
-            let mut allowed: Vec<String> = forms
+            let mut allowed: Vec<&str> = forms
                 .iter()
                 .flat_map(|f| {
                     f.types
@@ -1494,12 +1494,12 @@ impl Checker {
         let mut used: Vec<Option<&Name>> = vec![None; form.groups.len()];
         let type_text = || -> String { types.iter().map(|(t, _)| t.to_string()).collect() };
         for m in mods {
-            if form.fixed.contains(&m.text) {
+            if form.fixed.contains(&m.text.as_str()) {
                 continue;
             }
             // The first group that takes the word and is still free; `cp.async.bulk` has two
             // state-space groups (destination, source).
-            let groups = form.group_index.get(&m.text);
+            let groups = form.group_index.get(m.text.as_str());
             let free = groups.and_then(|gs| gs.iter().copied().find(|&i| used[i].is_none()));
             let Some(g) = free.or_else(|| groups.and_then(|gs| gs.first().copied())) else {
                 let elsewhere = all.iter().any(|f| f.allows_modifier(&m.text));
@@ -2317,8 +2317,8 @@ fn literal_mismatch(e: &Expr, want: Ty) -> Option<String> {
     }
 }
 
-fn short_list(items: &[String]) -> String {
-    let mut v: Vec<&str> = items.iter().map(String::as_str).collect();
+fn short_list(items: &[&str]) -> String {
+    let mut v: Vec<&str> = items.to_vec();
     v.dedup();
     if v.len() > 8 {
         format!(

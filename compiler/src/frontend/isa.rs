@@ -39,6 +39,21 @@ pub const TYPE_NAMES: &[&str] = &[
     "e3m2x2", "e2m1x2", "ue8m0x2", "pred", "b1024", "s4", "u4", "b1",
 ];
 
+/// [`TYPE_NAMES`] with their dots (a test checks the two lists agree), then the packed integer
+/// types that only instruction type slots name (`add.u16x2`): the parsed forms borrow these
+/// instead of formatting a string per type.
+const DOTTED_TYPE_NAMES: &[&str] = &[
+    ".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32",
+    ".s64", ".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64", ".tf32", ".e4m3", ".e5m2",
+    ".e4m3x2", ".e5m2x2", ".e2m3x2", ".e3m2x2", ".e2m1x2", ".ue8m0x2", ".pred", ".b1024", ".s4",
+    ".u4", ".b1", ".u16x2", ".s16x2",
+];
+
+/// The dotted name of a type of [`TYPE_NAMES`].
+fn dotted(name: &str) -> Option<&'static str> {
+    DOTTED_TYPE_NAMES.iter().copied().find(|d| &d[1..] == name)
+}
+
 /// Named type sets used in the table (`T<$int>`).
 const TYPE_SETS: &[(&str, &str)] = &[
     ("$int", "u16 u32 u64 s16 s32 s64"),
@@ -69,10 +84,8 @@ pub struct TypeSlot {
     /// `T`, `U`, `W` or `X`.
     pub slot: char,
     pub required: bool,
-    /// The allowed types with their dots, in table order (for messages).
-    pub allowed: Vec<String>,
-    /// The same without dots, for lookup.
-    pub allowed_set: FxHashSet<String>,
+    /// The allowed types with their dots, in table order.
+    pub allowed: Vec<&'static str>,
 }
 
 /// A group of alternative modifiers (written with the dot).
@@ -81,7 +94,7 @@ pub struct ModGroup {
     pub required: bool,
     /// The vector-width group (`V{.v2 .v4}`).
     pub vector: bool,
-    pub alternatives: Vec<String>,
+    pub alternatives: Vec<&'static str>,
 }
 
 /// The type an operand must have.
@@ -137,7 +150,7 @@ pub struct Form {
     pub opcode: String,
     pub types: Vec<TypeSlot>,
     /// Fixed modifiers that must all be present (`.cc` in `add .cc T<...>`).
-    pub fixed: Vec<String>,
+    pub fixed: Vec<&'static str>,
     pub groups: Vec<ModGroup>,
     pub operands: Vec<OperandSpec>,
     /// More operands may follow the listed ones.
@@ -149,13 +162,13 @@ pub struct Form {
     /// The table line, for diagnostics and documentation.
     pub line: usize,
     /// Modifier word → the groups (indices into `groups`) that take it.
-    pub group_index: FxHashMap<String, Vec<usize>>,
+    pub group_index: FxHashMap<&'static str, Vec<usize>>,
 }
 
 impl Form {
     /// Whether `m` (with the dot) may appear on this form.
     pub fn allows_modifier(&self, m: &str) -> bool {
-        self.fixed.iter().any(|f| f == m) || self.group_index.contains_key(m)
+        self.fixed.contains(&m) || self.group_index.contains_key(m)
     }
 
     /// Whether the written types fit this form's type slots, in order.
@@ -166,7 +179,7 @@ impl Form {
             && n <= self.types.len()
             && types
                 .zip(&self.types)
-                .all(|(t, slot)| slot.allowed_set.contains(t))
+                .all(|(t, slot)| slot.allowed.iter().any(|a| a[1..] == *t))
     }
 }
 
@@ -178,7 +191,7 @@ pub struct Isa {
     /// First words of the compound opcodes (`cp` of `cp.async.bulk`), to find them quickly.
     compound_heads: FxHashSet<&'static str>,
     /// Every modifier word that appears anywhere in the table (with the dot), built on first use.
-    vocabulary: OnceLock<FxHashSet<String>>,
+    vocabulary: OnceLock<FxHashSet<&'static str>>,
     /// The longest compound opcode, in words (`cp.async.bulk.prefetch.tensor` = 5).
     pub max_opcode_words: usize,
 }
@@ -210,14 +223,14 @@ impl Isa {
     }
 
     /// Every modifier word that appears anywhere in the table (with the dot).
-    pub fn vocabulary(&self) -> &FxHashSet<String> {
+    pub fn vocabulary(&self) -> &FxHashSet<&'static str> {
         self.vocabulary.get_or_init(|| {
             let mut words = FxHashSet::default();
             for op in self.opcodes() {
                 for f in self.forms(op).unwrap_or_default() {
-                    words.extend(f.fixed.iter().cloned());
+                    words.extend(f.fixed.iter().copied());
                     for g in &f.groups {
-                        words.extend(g.alternatives.iter().cloned());
+                        words.extend(g.alternatives.iter().copied());
                     }
                 }
             }
@@ -255,15 +268,18 @@ impl Isa {
     }
 }
 
-fn expand_types(list: &str) -> Vec<String> {
+fn expand_types(list: &str) -> Result<Vec<&'static str>, String> {
     let mut out = Vec::new();
     for w in list.split_whitespace() {
-        match TYPE_SETS.iter().find(|(n, _)| *n == w) {
-            Some((_, set)) => out.extend(set.split_whitespace().map(|s| format!(".{s}"))),
-            None => out.push(format!(".{w}")),
+        let names = match TYPE_SETS.iter().find(|(n, _)| *n == w) {
+            Some((_, set)) => *set,
+            None => w,
+        };
+        for n in names.split_whitespace() {
+            out.push(dotted(n).ok_or_else(|| format!("unknown type `{n}`"))?);
         }
     }
-    out
+    Ok(out)
 }
 
 fn parse_type_ref(s: &str) -> Result<TypeRef, String> {
@@ -276,33 +292,29 @@ fn parse_type_ref(s: &str) -> Result<TypeRef, String> {
 }
 
 /// Splits a form's modifier part into items, keeping `{...}` / `<...>` groups together.
-fn split_items(s: &str) -> Result<Vec<String>, String> {
+fn split_items(s: &'static str) -> Result<Vec<&'static str>, String> {
     let mut items = Vec::new();
-    let mut cur = String::new();
+    let mut start = None;
     let mut depth = 0;
-    for c in s.chars() {
+    for (k, c) in s.char_indices() {
         match c {
-            '{' | '<' => {
-                depth += 1;
-                cur.push(c);
-            }
-            '}' | '>' => {
-                depth -= 1;
-                cur.push(c);
-            }
+            '{' | '<' => depth += 1,
+            '}' | '>' => depth -= 1,
             c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    items.push(std::mem::take(&mut cur));
+                if let Some(b) = start.take() {
+                    items.push(&s[b..k]);
                 }
+                continue;
             }
-            c => cur.push(c),
+            _ => {}
         }
+        start.get_or_insert(k);
     }
     if depth != 0 {
         return Err(format!("unbalanced group in `{s}`"));
     }
-    if !cur.is_empty() {
-        items.push(cur);
+    if let Some(b) = start {
+        items.push(&s[b..]);
     }
     Ok(items)
 }
@@ -344,7 +356,7 @@ fn index_table(lines: &[(&'static str, usize, &'static str)]) -> Isa {
 }
 
 /// Parses one line of the table (`line_no` is its 1-based number, for messages).
-fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
+fn parse_form(line_no: usize, line: &'static str) -> Result<Form, String> {
     let (head, tail) = line
         .split_once(" :")
         .or_else(|| line.split_once(':').filter(|(h, _)| !h.contains("::")))
@@ -353,7 +365,7 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
     if items.is_empty() {
         return Err(format!("line {line_no}: no opcode"));
     }
-    let opcode = items.remove(0);
+    let opcode = items.remove(0).to_string();
     let mut form = Form {
         opcode,
         types: vec![],
@@ -369,7 +381,7 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
     for item in items {
         let (prefix, body) = match item.find(['{', '<']) {
             Some(i) => (&item[..i], &item[i..]),
-            None => ("", item.as_str()),
+            None => ("", item),
         };
         let required = body.starts_with('<');
         let inner = body
@@ -377,17 +389,15 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
             .and_then(|b| b.strip_suffix(['}', '>']));
         match (prefix, inner) {
             ("T" | "U" | "W" | "X", Some(list)) => {
-                let allowed = expand_types(list);
+                let allowed = expand_types(list).map_err(|e| format!("line {line_no}: {e}"))?;
                 form.types.push(TypeSlot {
                     slot: prefix.chars().next().unwrap_or('T'),
                     required,
-                    allowed_set: allowed.iter().map(|t| t[1..].to_string()).collect(),
                     allowed,
                 })
             }
             ("V", Some(list)) | ("", Some(list)) => {
-                let alternatives: Vec<String> =
-                    list.split_whitespace().map(str::to_string).collect();
+                let alternatives: Vec<&'static str> = list.split_whitespace().collect();
                 form.groups.push(ModGroup {
                     required,
                     vector: prefix == "V",
@@ -396,7 +406,7 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
             }
             ("", None) if body.starts_with('.') => {
                 // `.xorsign.abs` is one group alternative written as two words.
-                form.fixed.push(body.to_string());
+                form.fixed.push(body);
             }
             _ => return Err(format!("line {line_no}: cannot read `{item}`")),
         }
@@ -471,7 +481,7 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
     }
     for (i, g) in form.groups.iter().enumerate() {
         for a in &g.alternatives {
-            form.group_index.entry(a.clone()).or_default().push(i);
+            form.group_index.entry(a).or_default().push(i);
         }
     }
     Ok(form)
@@ -480,6 +490,13 @@ fn parse_form(line_no: usize, line: &str) -> Result<Form, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dotted_type_names_are_the_type_names() {
+        let undotted: Vec<&str> = DOTTED_TYPE_NAMES.iter().map(|d| &d[1..]).collect();
+        assert_eq!(undotted[..TYPE_NAMES.len()], *TYPE_NAMES);
+        assert!(DOTTED_TYPE_NAMES.iter().all(|d| d.starts_with('.')));
+    }
 
     /// `build.rs` split the table as a scan of [`TABLE`] does: every line that is not blank or a
     /// comment, trimmed, with its 1-based number and first word.
@@ -507,10 +524,7 @@ mod tests {
         }
         assert!(isa.vocabulary().contains(".shared::cluster"));
         let add = isa.forms("add").unwrap();
-        assert!(
-            add.iter()
-                .any(|f| f.types[0].allowed.contains(&".f32".to_string()))
-        );
+        assert!(add.iter().any(|f| f.types[0].allowed.contains(&".f32")));
         let mapa = &isa.forms("mapa").unwrap()[0];
         assert_eq!(mapa.gate, Some((90, false, "mapa".to_string())));
         assert_eq!(isa.max_opcode_words, 5); // cp.async.bulk.prefetch.tensor
