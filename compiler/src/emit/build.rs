@@ -539,8 +539,8 @@ fn highest_gpr(f: &mir::Function) -> Option<u32> {
     let mut hi: Option<u32> = None;
     for b in &f.blocks {
         for i in &b.insts {
-            let guard = i.guard.iter().map(|g| g.pred);
-            let regs = i.regs().into_iter().map(|r| r.reg).chain(guard);
+            // The guard is among the registers (a predicate: never a GPR).
+            let regs = i.regs().map(|r| r.reg);
             for r in regs {
                 if let mir::Reg::Phys { reg, count } = r
                     && reg.class == RegClass::Gpr

@@ -303,36 +303,27 @@ impl Operand {
     /// Every register the operand mentions, with its role (memory and constant-bank
     /// registers are always read).
     pub fn regs(&self) -> impl Iterator<Item = RegRef> + '_ {
-        let mut out: Vec<RegRef> = Vec::new();
-        match &self.kind {
-            OpKind::Reg(r) => out.push(*r),
-            OpKind::CBank { base: Some(b), .. } => out.push(RegRef {
-                reg: *b,
-                def: false,
-            }),
-            OpKind::Mem { prefix, terms } => {
-                if let MemPrefix::Desc(r) = prefix {
-                    out.push(RegRef {
-                        reg: *r,
-                        def: false,
-                    });
-                }
-                for t in terms {
-                    if let MemTerm::Reg(r, _) = t {
-                        out.push(RegRef {
-                            reg: *r,
-                            def: false,
-                        });
-                    }
-                }
-            }
-            OpKind::PhiArg(_, r) | OpKind::Prior(r) => out.push(RegRef {
-                reg: *r,
-                def: false,
-            }),
-            _ => {}
-        }
-        out.into_iter()
+        // No allocation: this runs for every operand in every pass.
+        let used = |r: &Reg| RegRef {
+            reg: *r,
+            def: false,
+        };
+        let (first, terms): (Option<RegRef>, &[MemTerm]) = match &self.kind {
+            OpKind::Reg(r) => (Some(*r), &[]),
+            OpKind::CBank { base: Some(b), .. } => (Some(used(b)), &[]),
+            OpKind::Mem { prefix, terms } => match prefix {
+                MemPrefix::Desc(r) => (Some(used(r)), terms),
+                _ => (None, terms),
+            },
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => (Some(used(r)), &[]),
+            _ => (None, &[]),
+        };
+        first
+            .into_iter()
+            .chain(terms.iter().filter_map(move |t| match t {
+                MemTerm::Reg(r, _) => Some(used(r)),
+                _ => None,
+            }))
     }
 
     /// The registers of the operand, mutably (for renaming and allocation).
@@ -435,15 +426,14 @@ impl Inst {
     }
 
     /// Every register mentioned, with its role; the guard counts as a use.
-    pub fn regs(&self) -> Vec<RegRef> {
-        let mut out: Vec<RegRef> = self.ops.iter().flat_map(Operand::regs).collect();
-        if let Some(g) = self.guard {
-            out.push(RegRef {
+    pub fn regs(&self) -> impl Iterator<Item = RegRef> + '_ {
+        self.ops
+            .iter()
+            .flat_map(Operand::regs)
+            .chain(self.guard.map(|g| RegRef {
                 reg: g.pred,
                 def: false,
-            });
-        }
-        out
+            }))
     }
 
     pub fn defs(&self) -> impl Iterator<Item = Reg> + '_ {
@@ -454,12 +444,8 @@ impl Inst {
             .map(|r| r.reg)
     }
 
-    pub fn uses(&self) -> Vec<Reg> {
-        self.regs()
-            .into_iter()
-            .filter(|r| !r.def)
-            .map(|r| r.reg)
-            .collect()
+    pub fn uses(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.regs().filter(|r| !r.def).map(|r| r.reg)
     }
 
     /// The branch targets named by the instruction.

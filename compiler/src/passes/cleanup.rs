@@ -69,16 +69,21 @@ impl Pass for DeadCode {
     fn run(&self, f: &mut Function) -> Result<(), String> {
         let nv = f.vregs.len();
         let mut uses = vec![0u32; nv];
-        // The instructions defining each register, as (block, index).
-        let mut defs_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nv];
+        // The instructions defining each register, as (block, index): a list per register
+        // threaded through one vector (`first_def[v]`, then each entry's `next`), not a vector
+        // per register.
+        const NONE: u32 = u32::MAX;
+        let mut first_def = vec![NONE; nv];
+        let mut defs: Vec<(usize, usize, u32)> = Vec::new();
         let mut work: Vec<(usize, usize)> = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {
             for (k, inst) in block.insts.iter().enumerate() {
-                for v in inst.uses().into_iter().filter_map(Reg::vreg) {
+                for v in inst.uses().filter_map(Reg::vreg) {
                     uses[v.0 as usize] += 1;
                 }
                 for v in inst.defs().filter_map(Reg::vreg) {
-                    defs_of[v.0 as usize].push((b, k));
+                    defs.push((b, k, first_def[v.0 as usize]));
+                    first_def[v.0 as usize] = (defs.len() - 1) as u32;
                 }
                 work.push((b, k));
             }
@@ -103,11 +108,16 @@ impl Pass for DeadCode {
                 continue;
             }
             dead[b][k] = true;
-            for v in inst.uses().into_iter().filter_map(Reg::vreg) {
+            for v in inst.uses().filter_map(Reg::vreg) {
                 let n = &mut uses[v.0 as usize];
                 *n -= 1;
                 if *n == 0 {
-                    work.extend(defs_of[v.0 as usize].iter().copied());
+                    let mut d = first_def[v.0 as usize];
+                    while d != NONE {
+                        let (db, dk, next) = defs[d as usize];
+                        work.push((db, dk));
+                        d = next;
+                    }
                 }
             }
         }
@@ -183,7 +193,7 @@ mod tests {
             .iter()
             .flat_map(|b| b.insts.iter())
             .filter(|i| i.mnemonic == "SHF" || i.mnemonic == "STG")
-            .all(|i| i.uses().first() == Some(&x));
+            .all(|i| i.uses().next() == Some(x));
         assert!(reads_x, "{text}");
         crate::mir::verify::verify(&f).unwrap_or_else(|e| panic!("{e:?}\n{f}"));
     }

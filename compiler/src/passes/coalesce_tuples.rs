@@ -49,7 +49,7 @@ fn use_counts(f: &Function) -> Vec<u32> {
     let mut uses = vec![0u32; f.vregs.len()];
     for b in &f.blocks {
         for i in &b.insts {
-            for v in i.uses().into_iter().filter_map(Reg::vreg) {
+            for v in i.uses().filter_map(Reg::vreg) {
                 uses[v.0 as usize] += 1;
             }
         }
@@ -118,7 +118,7 @@ fn into_tuples(f: &mut Function) {
                 && !def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)))
                 && insts[j + 1..k]
                     .iter()
-                    .all(|i| !i.regs().iter().any(|r| r.reg.vreg() == Some(t)));
+                    .all(|i| !i.regs().any(|r| r.reg.vreg() == Some(t)));
             if !ok {
                 k += 1;
                 continue;

@@ -151,7 +151,7 @@ impl PredPressure {
         let mut uses: FxHashMap<u32, usize> = FxHashMap::default();
         let mut defined = rustc_hash::FxHashSet::default();
         for i in &insts[start..end] {
-            let regs = i.regs();
+            let regs: Vec<_> = i.regs().collect();
             let d: Vec<u32> = regs
                 .iter()
                 .filter(|r| r.def && is_pred(r.reg))
@@ -179,7 +179,7 @@ impl PredPressure {
                 let in_other_block = readers
                     .get(v)
                     .is_some_and(|bs| bs.iter().any(|&x| x != block));
-                let reads = |i: &Inst| i.uses().iter().any(|r| r.vreg().map(|x| x.0) == Some(*v));
+                let reads = |i: &Inst| i.uses().any(|r| r.vreg().map(|x| x.0) == Some(*v));
                 !in_other_block && !insts[..start].iter().chain(&insts[end..]).any(reads)
             })
             .collect();
@@ -279,7 +279,7 @@ fn schedule_block(
     let mut since_sync: Vec<usize> = Vec::new();
     for k in 0..body {
         let i = &insts[start + k];
-        let regs = i.regs();
+        let regs: Vec<_> = i.regs().collect();
         for r in regs.iter().filter(|r| !r.def) {
             let Some(v) = r.reg.vreg() else { continue };
             for &p in last_def.get(&v.0).into_iter().flatten() {

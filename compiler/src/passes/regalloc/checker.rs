@@ -145,7 +145,10 @@ impl Checker<'_> {
     fn apply(&self, state: &mut State, inst: &Inst) {
         match inst.mnemonic {
             "COPY" => {
-                let (d, s) = (inst.defs().next().expect("COPY defines"), inst.uses()[0]);
+                let (d, s) = (
+                    inst.defs().next().expect("COPY defines"),
+                    inst.uses().next().expect("COPY reads"),
+                );
                 let (dp, sp) = (self.places(d), self.places(s));
                 let held: Vec<FxHashSet<Value>> = (0..dp.len())
                     .map(|w| {

@@ -48,7 +48,7 @@ pub fn edges(f: &Function) -> Vec<(VReg, VReg)> {
         for inst in f.block(b).insts.iter().rev() {
             let defs: Vec<Reg> = inst.defs().filter(|r| r.vreg().is_some()).collect();
             let copy_src = (inst.mnemonic == "COPY")
-                .then(|| inst.uses().first().and_then(|r| r.vreg()))
+                .then(|| inst.uses().next().and_then(|r| r.vreg()))
                 .flatten();
             let mut live_now: Vec<VReg> = now.keys().copied().collect();
             live_now.sort();

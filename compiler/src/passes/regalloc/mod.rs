@@ -153,7 +153,7 @@ fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
                 continue;
             }
             let d = i.defs().next().and_then(Reg::vreg);
-            let s = i.uses().first().and_then(|r| r.vreg());
+            let s = i.uses().next().and_then(|r| r.vreg());
             if let (Some(d), Some(s)) = (d, s) {
                 h.entry(d).or_default().push(s);
                 h.entry(s).or_default().push(d);
@@ -373,7 +373,7 @@ fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
         let insts = std::mem::take(&mut f.blocks[bi].insts);
         let mut out = Vec::with_capacity(insts.len() + 4);
         for mut inst in insts {
-            let reads = inst.uses().iter().any(|r| r.vreg() == Some(v));
+            let reads = inst.uses().any(|r| r.vreg() == Some(v));
             let writes = inst.defs().any(|r| r.vreg() == Some(v));
             if !reads && !writes {
                 out.push(inst);
@@ -473,7 +473,7 @@ fn rewrite(f: &mut Function, alloc: &Allocation) {
 /// the same registers).
 fn lower_copy(copy: &Inst) -> Vec<Inst> {
     let d = copy.defs().next().expect("COPY defines");
-    let s = copy.uses()[0];
+    let s = copy.uses().next().expect("COPY reads");
     let (Reg::Phys { reg: dr, count }, Reg::Phys { reg: sr, .. }) = (d, s) else {
         unreachable!("copies are physical after rewriting")
     };
