@@ -310,7 +310,31 @@ fn match_mods(
         }
         ModSpec::Field { names, .. } => {
             // Longest names first (by token count; table order among equals), the empty name
-            // last.
+            // last. Usually only one or two names match here: collect those in one pass (a
+            // matched name's length is the tokens it took) and try them in that order.
+            let mut found = [(0u64, 0usize); 16];
+            let mut n_found = 0;
+            for (v, n) in names.iter() {
+                if let Some(k) = starts_with(toks, pos, n) {
+                    if n_found == found.len() {
+                        n_found = usize::MAX;
+                        break;
+                    }
+                    found[n_found] = (u64::from(*v), k);
+                    n_found += 1;
+                }
+            }
+            if n_found != usize::MAX {
+                let found = &mut found[..n_found];
+                found.sort_by_key(|&(_, k)| std::cmp::Reverse(k)); // stable
+                for &(v, k) in found.iter() {
+                    vals[i] = v;
+                    if match_mods(specs, i + 1, toks, pos + k, vals, alias, maxpos) {
+                        return true;
+                    }
+                }
+                return false;
+            }
             let longest = names.iter().map(|(_, n)| tok_count(n)).max().unwrap_or(0);
             for len in (0..=longest).rev() {
                 for (v, n) in names.iter().filter(|(_, n)| tok_count(n) == len) {
