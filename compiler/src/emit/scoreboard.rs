@@ -798,12 +798,16 @@ fn allocate(
         }
     }
     // Greedy colouring in layout order of first issue (optimal for interval graphs).
+    // `LDGDEPBAR` counts `cp.async` groups on SB0 (`DEPBAR.LE SB0, N` waits for them): as
+    // ptxas does, nothing else uses SB0 in such a function.
+    let sb0_reserved = nodes.iter().any(|n| n.class.class == "LDGDEPBAR");
+    let low_start = u8::from(sb0_reserved);
     let mut idx: Vec<usize> = (0..ng).collect();
     idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
     for gi in idx {
         let range: Vec<u8> = match groups[gi].2 {
-            Range::Low => (0..6).collect(),
+            Range::Low => (low_start..6).collect(),
             Range::Long => (2..6).collect(),
             Range::Tex => (2..6).rev().collect(),
         };
@@ -996,6 +1000,11 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         }
         if node.class.class == "EXIT" {
             ctrl[k].rbar = 7;
+        }
+        // `LDGDEPBAR` closes a group of `LDGSTS` copies and counts it on SB0, which
+        // `DEPBAR.LE SB0, N` waits for (it has no registers to track).
+        if node.class.class == "LDGDEPBAR" {
+            ctrl[k].wbar = 0;
         }
         why[k].waits.sort();
         why[k].wbar_for.sort();

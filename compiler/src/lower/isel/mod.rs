@@ -7,6 +7,7 @@
 
 mod address;
 mod arith;
+mod async_copy;
 mod atomics;
 mod cluster;
 mod cmp;
@@ -679,6 +680,7 @@ impl Cx<'_> {
             .lower_arith(&op)
             .or_else(|| self.lower_memory(&op))
             .or_else(|| self.lower_mma(&op))
+            .or_else(|| self.lower_async_copy(&op))
             .or_else(|| self.lower_cluster(&op))
             .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))
