@@ -504,12 +504,20 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
     }
 }
 
+/// `USETMAXREG.DEALLOC` (`setmaxnreg.dec`): it has no result, but ptxas gives it a write
+/// scoreboard and the next instruction waits on it (`[B------:R-:W0:-:S00]` then `B0`, probe
+/// `tests/sass-probes/ptx/setmaxnreg.ptx` and `pyptx/fa_ws_pingpong_sm90a`): nothing runs
+/// until the registers are given back. Its write event is needed by every instruction.
+fn dealloc(node: &Node) -> bool {
+    node.class.class == "USETMAXREG" && node.writes.is_empty()
+}
+
 /// Whether an instruction starts events, and which.
 fn own_events(_k: usize, node: &Node) -> (bool, bool) {
     if !node.class.kind.is_variable() || node.padding {
         return (false, false);
     }
-    let store_like = node.writes.is_empty();
+    let store_like = node.writes.is_empty() && !dealloc(node);
     (!store_like, !node.reads.is_empty())
 }
 
@@ -531,6 +539,8 @@ fn step(
         for (e, regs) in state.iter() {
             let hit = if ev_is_read(*e) {
                 node.writes.iter().any(|r| regs.contains(r))
+            } else if dealloc(&nodes[ev_instr(*e)]) {
+                true
             } else {
                 node.reads
                     .iter()
@@ -995,7 +1005,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
     for (k, node) in nodes.iter().enumerate() {
         // nvdisasm's rules: no write scoreboard on stores and EXIT, no read scoreboard on EXIT.
-        if node.writes.is_empty() || node.class.class == "EXIT" {
+        if (node.writes.is_empty() && !dealloc(node)) || node.class.class == "EXIT" {
             ctrl[k].wbar = 7;
         }
         if node.class.class == "EXIT" {

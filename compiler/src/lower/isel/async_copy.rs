@@ -60,8 +60,93 @@ impl Cx<'_> {
                 self.depbar_sb0(0);
                 true
             }
+            "setmaxnreg" => self.setmaxnreg(op),
             _ => return None,
         })
+    }
+
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N` (probes `tests/sass-probes/ptx/setmaxnreg.ptx`,
+    /// `pyptx/fa_ws_pingpong_sm90a`):
+    ///
+    /// * `dec` → `WARPSYNC.ALL; USETMAXREG.DEALLOC.CTAPOOL N`;
+    /// * `inc` → a loop until the pool grants the registers: `L: WARPSYNC.ALL;
+    ///   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, N; PLOP3.LUT P0, PT, PT, PT, UP0, 0x80, 0x0;
+    ///   @!P0 BRA L`.
+    ///
+    /// ptxas writes a `NOP` for the `WARPSYNC.ALL` where it knows the warp converged
+    /// (`fa_ws_pingpong`, after a `shfl.sync`-uniform branch); ptxc always synchronises.
+    /// Without `.maxnreg` ptxas ignores `setmaxnreg` (warning C7508: the register count at
+    /// entry is unknown) and so does ptxc.
+    fn setmaxnreg(&mut self, op: &PtxOp<'_>) -> bool {
+        let [n] = op.operands() else { return false };
+        let ast::Operand::Expr(e) = n else {
+            return false;
+        };
+        let Some(n) = crate::frontend::check::eval_const(e).and_then(|k| i64::try_from(k).ok())
+        else {
+            return false;
+        };
+        if !(24..=256).contains(&n) || n % 8 != 0 {
+            self.error(
+                e.span(),
+                format!("`setmaxnreg` needs a multiple of 8 in 24..=256, not {n}"),
+            );
+            return true;
+        }
+        if self.guard.is_some() {
+            self.error(
+                op.ins.opcode.span,
+                "ptxc cannot lower a guarded `setmaxnreg` yet",
+            );
+            return true;
+        }
+        if !self.f.setmaxnreg {
+            return true;
+        }
+        let warpsync = || Inst::new("WARPSYNC", &["ALL"], vec![]);
+        if op.has(".dec") {
+            self.emit(warpsync());
+            self.emit(Inst::new(
+                "USETMAXREG",
+                &["DEALLOC", "CTAPOOL"],
+                vec![Operand::imm(n)],
+            ));
+            return true;
+        }
+        let pre = self.cur;
+        let head = self.fresh_block();
+        let after = self.fresh_block();
+        self.f.block_mut(pre).fallthrough = Some(head);
+        self.add_edge(pre, head);
+        self.add_edge(head, head);
+        self.add_edge(head, after);
+        self.switch_to(head, false);
+        self.emit(warpsync());
+        let up = self.new_vreg(RegClass::UPred, 1);
+        self.emit(Inst::new(
+            "USETMAXREG",
+            &["TRY_ALLOC", "CTAPOOL"],
+            vec![Operand::def(Reg::whole(up, 1)), Operand::imm(n)],
+        ));
+        let p = self.pred();
+        self.emit(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(p),
+                Operand::def(Reg::phys(PReg::PT)),
+                pt(),
+                pt(),
+                use_(Reg::whole(up, 1)),
+                Operand::imm(0x80),
+                Operand::imm(0),
+            ],
+        ));
+        self.emit(Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(head))]).guarded(p, true));
+        self.f.block_mut(head).fallthrough = Some(after);
+        self.seal(head);
+        self.switch_to(after, true);
+        true
     }
 
     /// `DEPBAR.LE SB0, k`: at most `k` LDGDEPBAR groups still in flight.

@@ -79,7 +79,13 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         cx.cur = id;
         cx.planned = id;
         cx.uniform_cache.clear();
-        if !cx.ssa.is_sealed(id) && cx.ssa.preds[i].iter().all(|p| filled[p.0 as usize]) {
+        // A predecessor made by selection (numbered from `n`: the last piece of a block it
+        // split) is filled with the block it came from.
+        if !cx.ssa.is_sealed(id)
+            && cx.ssa.preds[i]
+                .iter()
+                .all(|p| (p.0 as usize) >= n || filled[p.0 as usize])
+        {
             cx.ssa.seal(cx.f, id);
         }
         for (ins, scope) in &block.instrs {
