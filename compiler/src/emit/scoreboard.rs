@@ -909,10 +909,15 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         "EXIT" => {}
         "FENCE" if !reads_regs => c.wbar = 0,
         "CCTL" if !reads_regs => {}
-        "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" => {
+        // ptxas -g: `LDGSTS` and `LDGDEPBAR` are `[B01----:R1:W0:-:S15]` (probe
+        // tests/sass-probes/ptx/cp_async.ptx under -g); `LDGDEPBAR` must count its group on
+        // SB0 for `DEPBAR.LE SB0, N`.
+        "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" | "LDGSTS" | "LDGDEPBAR" => {
             c.wbar = 0;
             c.rbar = 1;
         }
+        // `USETMAXREG.DEALLOC`: the next instruction waits for it (as in the scheduled scheme).
+        "USETMAXREG" => c.wbar = 0,
         _ if node.class.kind.is_variable() => {
             if !node.writes.is_empty() {
                 c.wbar = 0;
