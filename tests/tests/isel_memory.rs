@@ -1066,10 +1066,8 @@ fn async_part(code: &[String]) -> Vec<String> {
             while let Some(c) = chars.next() {
                 out.push(c);
                 if matches!(c, 'R' | 'P') && !prev.is_alphanumeric() || (c == 'R' && prev == 'U') {
-                    if chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                        while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                            chars.next();
-                        }
+                    while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                        chars.next();
                     }
                 }
                 prev = c;
