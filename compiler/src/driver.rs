@@ -17,13 +17,81 @@ pub struct Checked {
 
 /// Stage 1, the frontend: parse, then check. On failure returns every diagnostic found.
 pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>> {
-    let module = frontend::parse(&src.text).map_err(|d| vec![d])?;
+    let mut module = frontend::parse(&src.text).map_err(|d| vec![d])?;
+    hoist_function_globals(&mut module);
     let (info, warnings) = frontend::check::check(&module, arch)?;
     Ok(Checked {
         module,
         info,
         warnings,
     })
+}
+
+/// Moves the `.global` variables declared in a function body (`zluda/cp_async`'s `.global
+/// .b32 from[4] = {…}`) to module scope, just before their function, so that lowering and the
+/// cubin writer treat them as any module variable. Only names that no module variable and no
+/// other function's variable use are moved; the others stay where they are (and lowering
+/// reports that it cannot address them). ptxas names such a variable `$__from__N` in the
+/// cubin; ptxc keeps its PTX name (a local symbol either way).
+fn hoist_function_globals(m: &mut Module) {
+    use crate::frontend::ast::{Item, Space, Stmt};
+    use rustc_hash::FxHashMap;
+    fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+        for s in stmts {
+            match s {
+                Stmt::Var(v) if v.space == Space::Global => {
+                    out.extend(v.decls.iter().map(|d| d.name.text.as_str()));
+                }
+                Stmt::Block(b) => collect(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    let mut count: FxHashMap<String, usize> = FxHashMap::default();
+    for item in &m.items {
+        match item {
+            Item::Var(v) => {
+                for d in &v.decls {
+                    *count.entry(d.name.text.clone()).or_default() += 2;
+                }
+            }
+            Item::Function(f) => {
+                let mut names = Vec::new();
+                if let Some(b) = &f.body {
+                    collect(&b.stmts, &mut names);
+                }
+                for n in names {
+                    *count.entry(n.to_string()).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if count.values().all(|&c| c != 1) {
+        return;
+    }
+    let items = std::mem::take(&mut m.items);
+    for mut item in items {
+        if let Item::Function(f) = &mut item
+            && let Some(b) = &mut f.body
+        {
+            // Only the function's top-level statements (a nested block's variable is scoped
+            // to the block).
+            let stmts = std::mem::take(&mut b.stmts);
+            for s in stmts {
+                match s {
+                    Stmt::Var(v)
+                        if v.space == Space::Global
+                            && v.decls.iter().all(|d| count.get(&d.name.text) == Some(&1)) =>
+                    {
+                        m.items.push(Item::Var(v));
+                    }
+                    s => b.stmts.push(s),
+                }
+            }
+        }
+        m.items.push(item);
+    }
 }
 
 /// Stage 2, lowering and the MIR pipeline: PTX → MIR (instruction selection, SSA), then the

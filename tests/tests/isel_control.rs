@@ -251,3 +251,116 @@ fn mbarrier_pending_count_reads_the_state_as_ptxas_does() {
         "{sass:?}"
     );
 }
+
+/// `setmaxnreg` in a kernel with `.maxnreg 128` (probe `tests/sass-probes/ptx/setmaxnreg.ptx`):
+/// ptxas 13.1 turns `inc 232` into the loop `WARPSYNC.ALL; USETMAXREG.TRY_ALLOC.CTAPOOL UP0,
+/// 0xe8; PLOP3.LUT P0, PT, PT, PT, UP0, 0x80, 0x0; @!P0 BRA back` and `dec 40` into
+/// `WARPSYNC.ALL; USETMAXREG.DEALLOC.CTAPOOL 0x28`, writes EIATTR_REG_RECONFIG and reports the
+/// `.maxnreg` value as the register count. Without `.maxnreg` it ignores `setmaxnreg`
+/// (warning C7508), and so does ptxc.
+#[test]
+fn setmaxnreg_recipes_match_ptxas() {
+    let body = |maxnreg: &str| {
+        format!(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n\
+             .visible .entry k(.param .u64 pout) .maxntid 128 {maxnreg}\n{{\n\
+             .reg .u64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<3>;\n\
+             ld.param.u64 %rd1, [pout]; mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 64;\n\
+             @%p1 bra L1;\nsetmaxnreg.inc.sync.aligned.u32 232;\n\
+             st.global.u32 [%rd1], %r1;\nbra L2;\n\
+             L1:\nsetmaxnreg.dec.sync.aligned.u32 40;\nst.global.u32 [%rd1+4], %r1;\n\
+             L2:\nret;\n}}\n"
+        )
+    };
+    let expect = [
+        "WARPSYNC.ALL",
+        "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xe8",
+        "PLOP3.LUT P0, PT, PT, PT, UP0, 0x80, 0x0",
+        "@!P0 BRA",
+        "WARPSYNC.ALL",
+        "USETMAXREG.DEALLOC.CTAPOOL 0x28",
+    ];
+    let part = |lines: &[String]| -> Vec<String> {
+        // The loop's branch is the one right after the PLOP3.
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(k, l)| {
+                l.starts_with("WARPSYNC")
+                    || l.starts_with("USETMAXREG")
+                    || l.starts_with("PLOP3")
+                    || (l.starts_with("@!P0 BRA") && *k > 0 && lines[k - 1].starts_with("PLOP3"))
+            })
+            .map(|(_, l)| {
+                if l.starts_with("@!P0 BRA") {
+                    "@!P0 BRA".to_string()
+                } else {
+                    l.clone()
+                }
+            })
+            .collect()
+    };
+    for (maxnreg, with) in [(".maxnreg 128", true), ("", false)] {
+        let text = body(maxnreg);
+        let src = SourceFile::new("k.ptx".to_string(), text.clone());
+        let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+        let opts = ptxc::passes::Options {
+            verify: true,
+            ..ptxc::passes::Options::new()
+        };
+        let (lowered, _) = driver::lower(&checked, &opts).unwrap();
+        let encoded = driver::encode(&lowered).unwrap();
+        let lines = ptxc_tests::listing_lines(&encoded[0]);
+        let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default()).unwrap();
+        let f = &built.cubin.functions[0];
+        let ours = part(&lines);
+        if with {
+            assert_eq!(ours, expect, "{}", lines.join("\n"));
+            assert!(f.attrs.reg_reconfig);
+            assert_eq!(f.registers, 128);
+            // The instruction after the DEALLOC waits on its scoreboard.
+            let k = encoded[0]
+                .instrs
+                .iter()
+                .position(|i| i.mnemonic == "USETMAXREG" && i.mods.contains(&"DEALLOC"))
+                .expect("DEALLOC");
+            let sb = encoded[0].instrs[k].ctrl.wbar;
+            assert!(sb < 6, "DEALLOC sets a scoreboard");
+            assert!(
+                encoded[0].instrs[k + 1].ctrl.wait >> sb & 1 == 1,
+                "the next instruction waits for the DEALLOC"
+            );
+        } else {
+            assert!(
+                ours.iter().all(|l| !l.starts_with("USETMAXREG")),
+                "{lines:?}"
+            );
+            assert!(!f.attrs.reg_reconfig);
+        }
+        // The same with live ptxas.
+        let dir = ptxc_tests::tempdir();
+        let path = dir.join("k.ptx");
+        std::fs::write(&path, &text).unwrap();
+        if let Some(cubin) = ptxas(&path, &[]).and_then(|r| r.cubin)
+            && let Some(sass) = cuobjdump_sass(&cubin)
+        {
+            let theirs: Vec<String> = sass
+                .lines()
+                .filter_map(|l| {
+                    let rest = l.trim().strip_prefix("/*")?;
+                    let (addr, body) = rest.split_once("*/")?;
+                    addr.chars()
+                        .all(|c| c.is_ascii_hexdigit())
+                        .then(|| body.split(';').next().unwrap_or("").trim().to_string())
+                })
+                .collect();
+            let theirs = part(&theirs);
+            if with {
+                assert_eq!(theirs, expect, "ptxas");
+            } else {
+                assert!(theirs.is_empty(), "ptxas: {theirs:?}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -814,6 +814,16 @@ fn kernel(
                     )),
                 }
             }
+            // `setmaxnreg` (lower/isel/async_copy.rs): ptxas records EIATTR_REG_RECONFIG and
+            // reports the `.maxnreg` value as the register count; its `WARPSYNC.ALL` gets no
+            // record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
+            "USETMAXREG" => {
+                f.attrs.reg_reconfig = true;
+                if let Some(m) = f.attrs.maxreg_count {
+                    f.registers = f.registers.max(u32::from(m));
+                }
+            }
+            "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => {}
             "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
                 af.name.span,
                 format!(

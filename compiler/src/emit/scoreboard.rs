@@ -504,12 +504,20 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
     }
 }
 
+/// `USETMAXREG.DEALLOC` (`setmaxnreg.dec`): it has no result, but ptxas gives it a write
+/// scoreboard and the next instruction waits on it (`[B------:R-:W0:-:S00]` then `B0`, probe
+/// `tests/sass-probes/ptx/setmaxnreg.ptx` and `pyptx/fa_ws_pingpong_sm90a`): nothing runs
+/// until the registers are given back. Its write event is needed by every instruction.
+fn dealloc(node: &Node) -> bool {
+    node.class.class == "USETMAXREG" && node.writes.is_empty()
+}
+
 /// Whether an instruction starts events, and which.
 fn own_events(_k: usize, node: &Node) -> (bool, bool) {
     if !node.class.kind.is_variable() || node.padding {
         return (false, false);
     }
-    let store_like = node.writes.is_empty();
+    let store_like = node.writes.is_empty() && !dealloc(node);
     (!store_like, !node.reads.is_empty())
 }
 
@@ -531,6 +539,8 @@ fn step(
         for (e, regs) in state.iter() {
             let hit = if ev_is_read(*e) {
                 node.writes.iter().any(|r| regs.contains(r))
+            } else if dealloc(&nodes[ev_instr(*e)]) {
+                true
             } else {
                 node.reads
                     .iter()
@@ -798,12 +808,16 @@ fn allocate(
         }
     }
     // Greedy colouring in layout order of first issue (optimal for interval graphs).
+    // `LDGDEPBAR` counts `cp.async` groups on SB0 (`DEPBAR.LE SB0, N` waits for them): as
+    // ptxas does, nothing else uses SB0 in such a function.
+    let sb0_reserved = nodes.iter().any(|n| n.class.class == "LDGDEPBAR");
+    let low_start = u8::from(sb0_reserved);
     let mut idx: Vec<usize> = (0..ng).collect();
     idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
     for gi in idx {
         let range: Vec<u8> = match groups[gi].2 {
-            Range::Low => (0..6).collect(),
+            Range::Low => (low_start..6).collect(),
             Range::Long => (2..6).collect(),
             Range::Tex => (2..6).rev().collect(),
         };
@@ -895,10 +909,15 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         "EXIT" => {}
         "FENCE" if !reads_regs => c.wbar = 0,
         "CCTL" if !reads_regs => {}
-        "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" => {
+        // ptxas -g: `LDGSTS` and `LDGDEPBAR` are `[B01----:R1:W0:-:S15]` (probe
+        // tests/sass-probes/ptx/cp_async.ptx under -g); `LDGDEPBAR` must count its group on
+        // SB0 for `DEPBAR.LE SB0, N`.
+        "ATOM" | "ATOMS" | "ATOMG" | "SYNCS" | "LDGSTS" | "LDGDEPBAR" => {
             c.wbar = 0;
             c.rbar = 1;
         }
+        // `USETMAXREG.DEALLOC`: the next instruction waits for it (as in the scheduled scheme).
+        "USETMAXREG" => c.wbar = 0,
         _ if node.class.kind.is_variable() => {
             if !node.writes.is_empty() {
                 c.wbar = 0;
@@ -991,11 +1010,16 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
     for (k, node) in nodes.iter().enumerate() {
         // nvdisasm's rules: no write scoreboard on stores and EXIT, no read scoreboard on EXIT.
-        if node.writes.is_empty() || node.class.class == "EXIT" {
+        if (node.writes.is_empty() && !dealloc(node)) || node.class.class == "EXIT" {
             ctrl[k].wbar = 7;
         }
         if node.class.class == "EXIT" {
             ctrl[k].rbar = 7;
+        }
+        // `LDGDEPBAR` closes a group of `LDGSTS` copies and counts it on SB0, which
+        // `DEPBAR.LE SB0, N` waits for (it has no registers to track).
+        if node.class.class == "LDGDEPBAR" {
+            ctrl[k].wbar = 0;
         }
         why[k].waits.sort();
         why[k].wbar_for.sort();

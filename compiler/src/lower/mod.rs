@@ -730,6 +730,20 @@ pub fn lower_function(
         .filter(|n| (1..=255).contains(n))
     {
         mf.max_regs = n as u32;
+        // `setmaxnreg.dec N` leaves a warp N registers; ptxc allocates the whole kernel within
+        // the smallest N (a warp's code after the `dec` then uses only the registers it keeps;
+        // the `inc`s only give room ptxc does not use). The count ptxas reports stays the
+        // `.maxnreg` value (`emit/build.rs`).
+        let mut decs = Vec::new();
+        if let Some(b) = &f.body {
+            setmaxnreg_decs(&b.stmts, &mut decs);
+        }
+        if let Some(&lowest) = decs.iter().min() {
+            mf.setmaxnreg = true;
+            mf.max_regs = mf.max_regs.min(lowest);
+        } else if decs.is_empty() && body_has_setmaxnreg(f) {
+            mf.setmaxnreg = true;
+        }
     }
     for b in plan.blocks.iter().skip(1) {
         mf.new_block(b.label.clone());
@@ -745,6 +759,38 @@ pub fn lower_function(
 }
 
 /// A constant expression's value, or an error naming it.
+/// The register counts of the `setmaxnreg.dec` instructions of a body.
+fn setmaxnreg_decs(stmts: &[ast::Stmt], out: &mut Vec<u32>) {
+    for s in stmts {
+        match s {
+            ast::Stmt::Instr(i)
+                if i.opcode.text == "setmaxnreg"
+                    && i.modifiers.iter().any(|m| m.text == ".dec") =>
+            {
+                if let Some(ast::Operand::Expr(e)) = i.operands.first()
+                    && let Some(n) = const_value(e)
+                {
+                    out.push(n.clamp(0, 255) as u32);
+                }
+            }
+            ast::Stmt::Block(b) => setmaxnreg_decs(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a function uses `setmaxnreg` anywhere.
+fn body_has_setmaxnreg(f: &ast::Function) -> bool {
+    fn any(stmts: &[ast::Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            ast::Stmt::Instr(i) => i.opcode.text == "setmaxnreg",
+            ast::Stmt::Block(b) => any(&b.stmts),
+            _ => false,
+        })
+    }
+    f.body.as_ref().is_some_and(|b| any(&b.stmts))
+}
+
 pub fn const_value(e: &Expr) -> Option<i64> {
     eval_const(e).map(|v| v as i64)
 }

@@ -493,6 +493,9 @@ pub struct Function {
     /// The register budget (`.maxnreg`; 255 without one): the allocator keeps the
     /// register count ptxas reports (highest R used + 3) within it.
     pub max_regs: u32,
+    /// The kernel reconfigures its registers (`setmaxnreg` with a `.maxnreg`): `setmaxnreg` is
+    /// lowered to `USETMAXREG` (without `.maxnreg` ptxas ignores it, and so does ptxc).
+    pub setmaxnreg: bool,
     /// Bytes of the thread's stack frame: `.local` data, then spill slots.
     pub frame_bytes: u32,
 }
@@ -506,6 +509,7 @@ impl Function {
             vregs: Vec::new(),
             ssa: true,
             max_regs: 255,
+            setmaxnreg: false,
             frame_bytes: 0,
         }
     }

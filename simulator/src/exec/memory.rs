@@ -371,7 +371,9 @@ fn atom(m: &str, d: &Decoded, cx: &mut Cx) -> R<()> {
 
 /// LDGSTS: the copy from global to shared memory, done at once. With `.ZFILL` the low bits of
 /// the source address give the number of trailing bytes to zero (ptxas encodes
-/// `cp.async … cp-size, src-size` as the source address plus `cp-size − src-size`).
+/// `cp.async … cp-size, src-size` as the source address plus `cp-size − src-size`). A false
+/// source predicate (the last operand: `!PT` for a src-size of 0, `P` = `n ≠ 0` for a register
+/// src-size) reads nothing and zeroes all `cp-size` bytes.
 fn ldgsts(d: &Decoded, cx: &mut Cx) -> R<()> {
     allow_mem(d, &["64", "128", "ZFILL"])?;
     let n: usize = if d.has("128") {
@@ -383,12 +385,17 @@ fn ldgsts(d: &Decoded, cx: &mut Cx) -> R<()> {
     };
     let dst = cx.address(d, 0, false)?;
     let src = cx.address(d, 1, true)?;
-    let (src, zero) = if d.has("ZFILL") {
+    let (src, mut zero) = if d.has("ZFILL") {
         let k = (src % n as u64) as usize;
         (src - k as u64, k)
     } else {
         (src, 0)
     };
+    if let Some(p) = d.ops.get(2)
+        && !cx.pred(d, p)?
+    {
+        zero = n;
+    }
     check_align(src, n)?;
     let mut data = vec![0u8; n];
     if zero < n {

@@ -49,7 +49,7 @@ impl Cx<'_> {
             "multimem.red" => self.multimem_red(op),
             "multimem.st" => self.multimem_st(op),
             "mbarrier.pending_count" => self.mbarrier_pending_count(op),
-            "griddepcontrol" | "setmaxnreg" => false,
+            "griddepcontrol" => false,
             o if o.starts_with("cp.")
                 || o.starts_with("multimem.")
                 || o.starts_with("tensormap.")

@@ -7,6 +7,7 @@
 
 mod address;
 mod arith;
+mod async_copy;
 mod atomics;
 mod cluster;
 mod cmp;
@@ -78,7 +79,13 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         cx.cur = id;
         cx.planned = id;
         cx.uniform_cache.clear();
-        if !cx.ssa.is_sealed(id) && cx.ssa.preds[i].iter().all(|p| filled[p.0 as usize]) {
+        // A predecessor made by selection (numbered from `n`: the last piece of a block it
+        // split) is filled with the block it came from.
+        if !cx.ssa.is_sealed(id)
+            && cx.ssa.preds[i]
+                .iter()
+                .all(|p| (p.0 as usize) >= n || filled[p.0 as usize])
+        {
             cx.ssa.seal(cx.f, id);
         }
         for (ins, scope) in &block.instrs {
@@ -679,6 +686,7 @@ impl Cx<'_> {
             .lower_arith(&op)
             .or_else(|| self.lower_memory(&op))
             .or_else(|| self.lower_mma(&op))
+            .or_else(|| self.lower_async_copy(&op))
             .or_else(|| self.lower_cluster(&op))
             .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))

@@ -681,7 +681,7 @@ pub(super) fn forms() -> Vec<Form> {
     // LDGSTS: asynchronous global → shared copy.
     v.push(
         form("LDGSTS", 0xfae)
-            .ev("zluda/cp_async; survey LDGSTS 0xfae")
+            .ev("zluda/cp_async; survey LDGSTS 0xfae; tests/sass-probes/ptx/cp_async.ptx (the source predicate [90:87]: `!PT` for src-size 0, `P0` for a register src-size)")
             .var()
             .m("E")
             .hide(70, 1, 1)
@@ -693,12 +693,12 @@ pub(super) fn forms() -> Vec<Form> {
             .mf(77, 4, LDGSTS_SEM)
             .hide(76, 1, 1)
             .hide(91, 1, 1)
-            .hide(87, 4, PT7)
             .op(memop(PrefixSpec::None, vec![t_r(16).opt(), t_i(44, 20)]))
             .op(memop(
                 PrefixSpec::Desc(Field::new(64, 6)),
                 vec![t_r(24).sfx("64"), t_i(32, 12)],
-            )),
+            ))
+            .op(preds(87).opt(PT7)),
     );
     v.extend(tex_forms());
     v
