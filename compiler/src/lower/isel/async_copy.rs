@@ -113,14 +113,7 @@ impl Cx<'_> {
             ));
             return true;
         }
-        let pre = self.cur;
-        let head = self.fresh_block();
-        let after = self.fresh_block();
-        self.f.block_mut(pre).fallthrough = Some(head);
-        self.add_edge(pre, head);
-        self.add_edge(head, head);
-        self.add_edge(head, after);
-        self.switch_to(head, false);
+        let (head, after) = self.open_self_loop();
         self.emit(warpsync());
         let up = self.new_vreg(RegClass::UPred, 1);
         self.emit(Inst::new(

@@ -1205,14 +1205,7 @@ impl Cx<'_> {
         let e0 = self.new_vreg(RegClass::Pred, 1);
         self.emit_unguarded(plop(Reg::whole(e0, 1), pt(), 0x8));
         self.ssa.write(elected_var, self.cur, e0);
-        let pre = self.cur;
-        let head = self.fresh_block();
-        let after = self.fresh_block();
-        self.f.block_mut(pre).fallthrough = Some(head);
-        self.add_edge(pre, head);
-        self.add_edge(head, head);
-        self.add_edge(head, after);
-        self.switch_to(head, false);
+        let (head, after) = self.open_self_loop();
         let wait = self.ssa.read(self.f, wait_var, head);
         let elected_before = self.ssa.read(self.f, elected_var, head);
         let elected = self.new_vreg(RegClass::Pred, 1);

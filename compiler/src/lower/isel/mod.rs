@@ -292,6 +292,22 @@ impl Cx<'_> {
         b
     }
 
+    /// Opens a loop of one block after the current one: the current block falls through to a
+    /// fresh `head`, which loops to itself or exits to a fresh `after`; emission continues in
+    /// `head` (not yet sealed: its back edge's values come later). The caller ends `head` with
+    /// the back branch and switches to `after`. Returns `(head, after)`.
+    pub fn open_self_loop(&mut self) -> (BlockId, BlockId) {
+        let pre = self.cur;
+        let head = self.fresh_block();
+        let after = self.fresh_block();
+        self.f.block_mut(pre).fallthrough = Some(head);
+        self.add_edge(pre, head);
+        self.add_edge(head, head);
+        self.add_edge(head, after);
+        self.switch_to(head, false);
+        (head, after)
+    }
+
     /// Records the CFG edge `from → to` for SSA construction (the branch or fallthrough itself
     /// is emitted by the caller).
     pub fn add_edge(&mut self, from: BlockId, to: BlockId) {

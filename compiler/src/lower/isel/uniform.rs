@@ -241,14 +241,7 @@ impl Cx<'_> {
             ],
         ));
         self.ssa.write(p0, self.cur, todo0);
-        let pre = self.cur;
-        let head = self.fresh_block();
-        let after = self.fresh_block();
-        self.f.block_mut(pre).fallthrough = Some(head);
-        self.add_edge(pre, head);
-        self.add_edge(head, head);
-        self.add_edge(head, after);
-        self.switch_to(head, false);
+        let (head, after) = self.open_self_loop();
         let todo = self.ssa.read(self.f, p0, head);
         let matched_prev = self.ssa.read(self.f, p1, head);
         let m1 = self.new_vreg(RegClass::Pred, 1);
