@@ -453,7 +453,10 @@ impl Cx<'_> {
                 },
                 other => other,
             };
-            match self.uniform_of(lo) {
+            self.assume_loop_phis = uniform;
+            let u = self.uniform_of(lo);
+            self.assume_loop_phis = false;
+            match u {
                 Some(u) => u,
                 None if !uniform && off == 0 => return Some(lo),
                 None => {

@@ -69,6 +69,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         def_of: rustc_hash::FxHashMap::default(),
         word_def: rustc_hash::FxHashMap::default(),
         assumed_phis: Vec::new(),
+        assume_loop_phis: false,
         cur_span: None,
         uniform_cache: rustc_hash::FxHashMap::default(),
         explicit_cluster: plan.explicit_cluster,
@@ -201,6 +202,9 @@ pub struct Cx<'p> {
     /// the loop (`uniform.rs`), with the instruction that relied on it; checked once every
     /// block is sealed.
     pub(super) assumed_phis: Vec<(VReg, VReg, Span)>,
+    /// Whether `uniform_of` may make such an assumption (set while resolving an operand that
+    /// must be uniform and has no per-thread fallback).
+    pub(super) assume_loop_phis: bool,
     /// The span of the PTX instruction being lowered.
     pub(super) cur_span: Option<Span>,
     /// Vector values already recomputed in the uniform datapath (per block).

@@ -79,8 +79,13 @@ impl Cx<'_> {
     /// A PHI of a loop header still being lowered (its back edges are not known yet): when
     /// every value known to enter it is one value `x`, the PHI is taken to be `x` — as it is
     /// when the loop never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop
-    /// on `[%r12]`) — and the assumption is checked once every block is sealed.
+    /// on `[%r12]`) — and the assumption is checked once every block is sealed. Only where the
+    /// operand must be uniform (an mbarrier address, [`Cx::assume_loop_phis`]): elsewhere a
+    /// value that is not provably uniform has a per-thread fallback.
     fn uniform_loop_phi(&mut self, v: VReg, depth: u32) -> Option<VReg> {
+        if !self.assume_loop_phis {
+            return None;
+        }
         let (b, var) = self.ssa.pending_phi(v)?;
         let span = self.cur_span?;
         let preds = self.ssa.preds.get(b.0 as usize)?.clone();
