@@ -106,6 +106,22 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "try_wait loop not peeled",
     ),
     ("try_wait_parity_loop.ptx", "try_wait loop not peeled"),
+    // The same with a suspend-time hint: ptxas peels a bare TRYWAIT before the loop and keeps
+    // `TRYWAIT; @!P0 NANOSLEEP.SYNCS; @!P0 SYNCS.PHASECHK` in it; ptxc emits the loop as
+    // written (the loop body's sequence is ptxas's).
+    ("try_wait_suspend.ptx", "try_wait loop not peeled"),
+    // An mbarrier on a generic address (`cvta.shared.u64`, then `mapa.u64`): ptxas builds the
+    // whole 64-bit address in uniform registers (`S2UR SR_SWINHI` for its high word, then
+    // UMOV copies) and uses the low word; ptxc computes only the low word, so it reads no
+    // SR_SWINHI.
+    (
+        "arrive_generic.ptx",
+        "no SR_SWINHI read for an unused high word",
+    ),
+    (
+        "arrive_remote_u64addr.ptx",
+        "no SR_SWINHI read for an unused high word",
+    ),
     // For a uniform address ptxas tests the whole 64-bit address with one
     // `QSPC.E.S P0, RZ, [RZ.U32+UR4]`; ptxc keeps the address in R and tests its low word in
     // the window {0, SR_SWINHI} plus its high word against SR_SWINHI (same answer, longer).

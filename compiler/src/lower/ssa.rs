@@ -200,6 +200,47 @@ impl SsaBuilder {
         same
     }
 
+    /// The block and variable of `v` when it is a PHI placed in a block not yet sealed (its
+    /// arguments are not known yet).
+    pub fn pending_phi(&self, v: VReg) -> Option<(BlockId, Var)> {
+        let (b, var) = *self.phis.get(&v)?;
+        (!self.sealed.contains(&b)).then_some((b, var))
+    }
+
+    /// The value of `var` at the end of `block` when it is already known there without placing
+    /// a PHI: written in the block, or in the chain of single predecessors of sealed blocks.
+    pub fn settled(&self, var: Var, block: BlockId) -> Option<VReg> {
+        let mut b = block;
+        for _ in 0..64 {
+            if let Some(v) = self.current.get(&(var, b)) {
+                return Some(*v);
+            }
+            if !self.sealed.contains(&b) {
+                return None;
+            }
+            match self.preds.get(b.0 as usize).map(Vec::as_slice) {
+                Some([p]) => b = *p,
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Whether `v` is `x`, directly or through a chain of trivial PHIs (all blocks sealed).
+    pub fn resolves_to(&self, f: &Function, v: VReg, x: VReg) -> bool {
+        let mut cur = v;
+        for _ in 0..64 {
+            if cur == x {
+                return true;
+            }
+            match self.trivial_phi_value(f, cur) {
+                Some(n) => cur = n,
+                None => return false,
+            }
+        }
+        false
+    }
+
     pub fn is_sealed(&self, block: BlockId) -> bool {
         self.sealed.contains(&block)
     }

@@ -197,6 +197,15 @@ fn expand_priors(f: &mut Function) {
                     if !already {
                         out.push(copy(whole, *prior));
                     }
+                    // `@!p INST d, Prior(p)`: after the copy the guard may read `d` (the same
+                    // value), so that `p` dies at the copy and `d` can take its register
+                    // (`@!P0 SYNCS.PHASECHK.TRANS64 P0, …`: 09_mbarrier/try_wait_suspend).
+                    if let Some(g) = inst.guard.as_mut()
+                        && g.pred == *prior
+                        && whole.count() == 1
+                    {
+                        g.pred = whole;
+                    }
                 }
             }
             out.push(inst);

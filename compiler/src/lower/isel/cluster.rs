@@ -453,7 +453,10 @@ impl Cx<'_> {
                 },
                 other => other,
             };
-            match self.uniform_of(lo) {
+            self.assume_loop_phis = uniform;
+            let u = self.uniform_of(lo);
+            self.assume_loop_phis = false;
+            match u {
                 Some(u) => u,
                 None if !uniform && off == 0 => return Some(lo),
                 None => {
@@ -708,9 +711,9 @@ impl Cx<'_> {
     /// `.acquire` at cluster/GPU scope adds `@P CCTL.IVALL`.
     fn mbarrier_wait(&mut self, op: &PtxOp<'_>) -> bool {
         let ops = op.operands();
-        let (d, a, s) = match ops {
-            [d, a, s] => (d, a, s),
-            // A suspend-time hint: ptxas builds a NANOSLEEP loop; not yet.
+        let (d, a, s, hint) = match ops {
+            [d, a, s] => (d, a, s, None),
+            [d, a, s, h] if op.opcode == "mbarrier.try_wait" => (d, a, s, Some(h)),
             _ => return false,
         };
         let parity = op.has(".parity");
@@ -723,8 +726,16 @@ impl Cx<'_> {
         let Some(vs) = self.val(s, ty) else {
             return true;
         };
-        let Some(addr) = self.mbarrier_address(a) else {
-            return true;
+        let addr = match hint {
+            // A suspend-time hint: the address in a vector register (`[R+URZ+imm]`).
+            Some(_) => match self.vector_shared_address(a) {
+                Some(m) => m,
+                None => return true,
+            },
+            None => match self.mbarrier_address(a) {
+                Some(u) => Self::ur_mem(u),
+                None => return true,
+            },
         };
         let phase = if parity {
             let r = self.to_reg(vs, 1);
@@ -753,16 +764,27 @@ impl Cx<'_> {
         if op.opcode == "mbarrier.try_wait" {
             mods.push("TRYWAIT");
         }
+        if let Some(h) = hint {
+            if self.guard.is_some() {
+                return false;
+            }
+            let u32t = Ty::parse("u32").expect("u32");
+            let Some(vh) = self.val(h, u32t) else {
+                return true;
+            };
+            let sleep = match vh {
+                Val::Imm(k) => Operand::imm(k & 0xffff_ffff),
+                other => Operand::use_(self.to_reg(other, 1)),
+            };
+            self.try_wait_suspend(op, dst, &mods, addr, phase, sleep);
+            return true;
+        }
         self.emit_def(
             &dst,
             Inst::new(
                 "SYNCS",
                 &mods,
-                vec![
-                    Operand::def(dst.reg()),
-                    Self::ur_mem(addr),
-                    Operand::use_(phase),
-                ],
+                vec![Operand::def(dst.reg()), addr, Operand::use_(phase)],
             )
             .mbarrier(Self::mbarrier_record(op)),
         );
@@ -772,6 +794,112 @@ impl Cx<'_> {
             self.emit(Inst::new("CCTL", &["IVALL"], vec![]).guarded(p, false));
         }
         true
+    }
+
+    /// `mbarrier.try_wait… p, [bar], state|parity, hint`, as ptxas 13.1 lowers it
+    /// (09_mbarrier/try_wait_suspend; a register hint and `[bar+8]` probed the same way):
+    ///
+    /// ```text
+    ///       SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R0+URZ], R5   ; the mbarrier record
+    ///  @!P0 NANOSLEEP.SYNCS hint                              ; 0x3e8 or a register
+    ///  @!P0 SYNCS.PHASECHK.TRANS64 P0, [R0+URZ], R5           ; no record
+    /// ```
+    /// The address is in a vector register even when it is warp-uniform.
+    fn try_wait_suspend(
+        &mut self,
+        op: &PtxOp<'_>,
+        dst: super::Dst,
+        mods: &[&'static str],
+        addr: Operand,
+        phase: Reg,
+        sleep: Operand,
+    ) {
+        let first = self.new_vreg(RegClass::Pred, 1);
+        let p1 = Reg::whole(first, 1);
+        self.emit_unguarded(
+            Inst::new(
+                "SYNCS",
+                mods,
+                vec![Operand::def(p1), addr.clone(), Operand::use_(phase)],
+            )
+            .mbarrier(Self::mbarrier_record(op)),
+        );
+        self.emit_unguarded(Inst::new("NANOSLEEP", &["SYNCS"], vec![sleep]).guarded(p1, true));
+        let second = self.new_vreg(RegClass::Pred, 1);
+        let mut check = Inst::new(
+            "SYNCS",
+            &["PHASECHK", "TRANS64"],
+            vec![
+                Operand::def(Reg::whole(second, 1)),
+                addr,
+                Operand::use_(phase),
+            ],
+        )
+        .mbarrier(Some(MbarrierRecord::NoEntry))
+        .guarded(p1, true);
+        check.ops.push(Operand::new(OpKind::Prior(p1)));
+        self.emit_unguarded(check);
+        self.assign(dst, second);
+    }
+
+    /// A shared address operand in a vector register, as `[R+URZ+imm]`: a symbol's address
+    /// (`S2R SR_CgaCtaId; MOV; LEA`), or the (low word of the) register.
+    fn vector_shared_address(&mut self, a: &ast::Operand) -> Option<Operand> {
+        let ast::Operand::Address(parts, span) = a else {
+            return None;
+        };
+        let [ast::Operand::Expr(e)] = &parts[..] else {
+            return None;
+        };
+        let (name, off) = match e {
+            ast::Expr::Name {
+                name,
+                component: None,
+            } => (name, 0),
+            ast::Expr::Binary {
+                op: ast::BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => (
+                lhs.as_name()?,
+                crate::frontend::check::eval_const(rhs)? as i64,
+            ),
+            _ => {
+                self.error(*span, "ptxc cannot lower this mbarrier address yet");
+                return None;
+            }
+        };
+        let base = if let Some(Sym::Shared { offset }) = self.sym(&name.text) {
+            self.shared_sym_addr(offset, 0)
+        } else if let Some((var, _)) = self.lookup_reg(&name.text) {
+            let r = self.read_var(var);
+            match r {
+                Reg::Virt { vreg, first, .. } => Reg::Virt {
+                    vreg,
+                    first,
+                    count: 1,
+                },
+                other => other,
+            }
+        } else {
+            self.error(
+                name.span,
+                format!("ptxc cannot address `{}` here yet", name.text),
+            );
+            return None;
+        };
+        let mut terms = vec![
+            MemTerm::Reg(base, None),
+            MemTerm::Reg(Reg::phys(PReg::URZ), None),
+        ];
+        if off != 0 {
+            terms.push(MemTerm::Imm(off));
+        }
+        Some(Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms,
+        }))
     }
 
     /// `mbarrier.pending_count.b64 d, state`: the pending arrivals, read from the state's
@@ -1302,6 +1430,29 @@ impl Cx<'_> {
         })
     }
 
+    /// The value of `v` when it is a constant: an immediate, or a register whose only
+    /// definition moved an immediate into it (`mov.u32 %r7, 1024`; ptxas propagates it).
+    fn const_of(&self, v: Val) -> Option<i64> {
+        match v {
+            Val::Imm(k) => Some(k),
+            Val::Reg(Reg::Virt {
+                vreg,
+                first: 0,
+                count: 1,
+            }) if self.f.vreg(vreg).words == 1 => {
+                let def = self.def_of.get(&vreg)?;
+                match (def.mnemonic, &def.ops[..]) {
+                    ("MOV", [_, k]) if def.guard.is_none() => match k.kind {
+                        OpKind::Int(k) => Some(k),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// `cp.async.bulk` (non-tensor): `UBLKCP.S.G [dst|mbar], [src], bytes/16` (global → shared,
     /// completing on the mbarrier) or `UBLKCP.G.S [dst], [src], bytes/16` (shared → global,
     /// `.bulk_group`), once per active thread.
@@ -1320,20 +1471,49 @@ impl Cx<'_> {
             (false, [d, s, n]) => (d, s, n, None),
             _ => return false,
         };
-        let Some(Val::Imm(bytes)) = self.val(size, u32t) else {
-            self.error(
-                size.span(),
-                "ptxc can lower bulk copies of a constant size only, for now",
-            );
+        let Some(vsize) = self.val(size, u32t) else {
             return true;
         };
-        let units = self.new_vreg(RegClass::Ugpr, 1);
-        self.emit_unguarded(Inst::new(
-            "UMOV",
-            &[],
-            vec![Operand::def(Reg::whole(units, 1)), Operand::imm(bytes / 16)],
-        ));
-        let size_op = Operand::use_(Reg::whole(units, 1));
+        let size_reg = match self.const_of(vsize) {
+            Some(bytes) => {
+                let units = self.new_vreg(RegClass::Ugpr, 1);
+                self.emit_unguarded(Inst::new(
+                    "UMOV",
+                    &[],
+                    vec![Operand::def(Reg::whole(units, 1)), Operand::imm(bytes / 16)],
+                ));
+                Reg::whole(units, 1)
+            }
+            None => {
+                // A size in a register: its 16-byte units in the low half-word,
+                // `SHF.R.U32.HI t, RZ, 0x4, n; PRMT u, t, 0x5410, RZ` (uniform twins when `n`
+                // is warp-uniform; else the units go to a uniform register with the others).
+                let n = self.to_reg(vsize, 1);
+                let t = self.new_vreg(RegClass::Gpr, 1);
+                self.emit_unguarded(Inst::new(
+                    "SHF",
+                    &["R", "U32", "HI"],
+                    vec![
+                        Operand::def(Reg::whole(t, 1)),
+                        Self::rz(),
+                        Operand::imm(4),
+                        Operand::use_(n),
+                    ],
+                ));
+                let u = self.new_vreg(RegClass::Gpr, 1);
+                self.emit_unguarded(Inst::new(
+                    "PRMT",
+                    &[],
+                    vec![
+                        Operand::def(Reg::whole(u, 1)),
+                        Operand::use_(Reg::whole(t, 1)),
+                        Operand::imm(0x5410),
+                        Self::rz(),
+                    ],
+                ));
+                Reg::whole(u, 1)
+            }
+        };
         if to_shared {
             let Some(d) = self.shared_address(dst, false) else {
                 return true;
@@ -1344,12 +1524,16 @@ impl Cx<'_> {
             let Some(m) = mbar.and_then(|m| self.shared_address(m, false)) else {
                 return true;
             };
-            self.per_thread_uniform_loop(vec![d, m, s], move |cx, u| {
+            self.per_thread_uniform_loop(vec![d, m, s, size_reg], move |cx, u| {
                 let pair = cx.ur_tuple(&u[0..2]);
                 cx.emit(Inst::new(
                     "UBLKCP",
                     &["S", "G"],
-                    vec![Self::ur_mem1(pair), Self::ur_mem1(u[2]), size_op],
+                    vec![
+                        Self::ur_mem1(pair),
+                        Self::ur_mem1(u[2]),
+                        Operand::use_(u[3]),
+                    ],
                 ));
             });
         } else {
@@ -1359,11 +1543,15 @@ impl Cx<'_> {
             let Some(s) = self.shared_address(src, false) else {
                 return true;
             };
-            self.per_thread_uniform_loop(vec![d, s], move |cx, u| {
+            self.per_thread_uniform_loop(vec![d, s, size_reg], move |cx, u| {
                 cx.emit(Inst::new(
                     "UBLKCP",
                     &["G", "S"],
-                    vec![Self::ur_mem1(u[0]), Self::ur_mem1(u[1]), size_op],
+                    vec![
+                        Self::ur_mem1(u[0]),
+                        Self::ur_mem1(u[1]),
+                        Operand::use_(u[2]),
+                    ],
                 ));
             });
         }

@@ -68,6 +68,10 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         planned: BlockId(0),
         extra_blocks: Vec::new(),
         def_of: rustc_hash::FxHashMap::default(),
+        word_def: rustc_hash::FxHashMap::default(),
+        assumed_phis: Vec::new(),
+        assume_loop_phis: false,
+        cur_span: None,
         uniform_cache: rustc_hash::FxHashMap::default(),
         explicit_cluster: plan.explicit_cluster,
         cluster_flag: None,
@@ -135,6 +139,14 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     for i in 0..cx.f.blocks.len() {
         cx.ssa.seal(cx.f, BlockId(i as u32));
     }
+    for (phi, x, span) in std::mem::take(&mut cx.assumed_phis) {
+        if !cx.ssa.resolves_to(cx.f, phi, x) {
+            cx.error(
+                span,
+                "ptxc cannot yet lower an mbarrier operation whose address changes in a loop",
+            );
+        }
+    }
     cx.ssa.finish(cx.f);
     // Lay out the blocks selection made right after the planned block they belong to.
     if !cx.extra_blocks.is_empty() {
@@ -189,6 +201,19 @@ pub struct Cx<'p> {
     /// The instruction that defines each virtual register (first definition), so that a value
     /// can be recomputed in the uniform datapath (`uniform.rs`).
     pub(super) def_of: rustc_hash::FxHashMap<VReg, Inst>,
+    /// The last instruction that wrote each word of a multi-word virtual register (`None` when
+    /// it was guarded), so that one word of a value built piecewise (a generic address:
+    /// `{lo, SR_SWINHI}`) can be recomputed in the uniform datapath.
+    pub(super) word_def: rustc_hash::FxHashMap<(VReg, u8), Option<Inst>>,
+    /// PHIs of loop headers taken, while their block was unsealed, to be the value that enters
+    /// the loop (`uniform.rs`), with the instruction that relied on it; checked once every
+    /// block is sealed.
+    pub(super) assumed_phis: Vec<(VReg, VReg, Span)>,
+    /// Whether `uniform_of` may make such an assumption (set while resolving an operand that
+    /// must be uniform and has no per-thread fallback).
+    pub(super) assume_loop_phis: bool,
+    /// The span of the PTX instruction being lowered.
+    pub(super) cur_span: Option<Span>,
     /// Vector values already recomputed in the uniform datapath (per block).
     pub(super) uniform_cache: rustc_hash::FxHashMap<VReg, VReg>,
     /// The kernel has `.explicitcluster` (cluster barriers need no run-time test).
@@ -276,6 +301,7 @@ impl Cx<'_> {
             if let Some(v) = d.vreg() {
                 self.def_of.entry(v).or_insert_with(|| inst.clone());
             }
+            self.note_word_def(d, &inst);
         }
         self.f.block_mut(self.cur).insts.push(inst);
     }
@@ -371,6 +397,7 @@ impl Cx<'_> {
             if let Some(v) = d.vreg() {
                 self.def_of.entry(v).or_insert_with(|| inst.clone());
             }
+            self.note_word_def(d, &inst);
         }
         let at = self.entry_consts;
         self.f.block_mut(BlockId(0)).insts.insert(at, inst);
@@ -665,6 +692,7 @@ impl Cx<'_> {
 
     fn instruction(&mut self, ins: &ast::Instruction) {
         self.guard = None;
+        self.cur_span = Some(ins.span);
         if let Some(g) = &ins.guard {
             match self.lookup_reg(&g.pred.text) {
                 Some((var, _)) => {

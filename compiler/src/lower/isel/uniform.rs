@@ -61,14 +61,112 @@ impl Cx<'_> {
                 if matches!(class, RegClass::Ugpr | RegClass::UPred) {
                     return Some(r);
                 }
-                let u = self.uniform_vreg(vreg, 0)?;
-                Some(Reg::Virt {
-                    vreg: u,
-                    first,
-                    count,
-                })
+                if let Some(u) = self.uniform_vreg(vreg, 0) {
+                    return Some(Reg::Virt {
+                        vreg: u,
+                        first,
+                        count,
+                    });
+                }
+                if count == 1 && self.f.vreg(vreg).words > 1 {
+                    return self.uniform_word(vreg, first, 0);
+                }
+                None
             }
         }
+    }
+
+    /// A PHI of a loop header still being lowered (its back edges are not known yet): when
+    /// every value known to enter it is one value `x`, the PHI is taken to be `x` — as it is
+    /// when the loop never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop
+    /// on `[%r12]`) — and the assumption is checked once every block is sealed. Only where the
+    /// operand must be uniform (an mbarrier address, [`Cx::assume_loop_phis`]): elsewhere a
+    /// value that is not provably uniform has a per-thread fallback.
+    fn uniform_loop_phi(&mut self, v: VReg, depth: u32) -> Option<VReg> {
+        if !self.assume_loop_phis {
+            return None;
+        }
+        let (b, var) = self.ssa.pending_phi(v)?;
+        let span = self.cur_span?;
+        let preds = self.ssa.preds.get(b.0 as usize)?.clone();
+        let mut known = None;
+        for p in preds {
+            if let Some(x) = self.ssa.settled(var, p) {
+                if x == v {
+                    continue;
+                }
+                if known.is_some_and(|k| k != x) {
+                    return None;
+                }
+                known = Some(x);
+            }
+        }
+        let x = known?;
+        let u = self.uniform_vreg(x, depth + 1)?;
+        self.assumed_phis.push((v, x, span));
+        self.uniform_cache.insert(v, u);
+        Some(u)
+    }
+
+    /// Remembers the last instruction that wrote each word of a multi-word vreg.
+    pub(super) fn note_word_def(&mut self, d: Reg, inst: &Inst) {
+        let Reg::Virt { vreg, first, count } = d else {
+            return;
+        };
+        if self.f.vreg(vreg).words < 2 {
+            return;
+        }
+        for w in first..first + count {
+            let def = (inst.guard.is_none() && count == 1).then(|| inst.clone());
+            self.word_def.insert((vreg, w), def);
+        }
+    }
+
+    /// One word of a multi-word value that was written on its own (`MOV d.lo, …`): the
+    /// uniform twin of the instruction that wrote it, into a fresh one-word uniform register.
+    fn uniform_word(&mut self, v: VReg, w: u8, depth: u32) -> Option<Reg> {
+        if depth > 16 {
+            return None;
+        }
+        let def = self.word_def.get(&(v, w)).cloned()??;
+        if def.defs().count() != 1 || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
+            return None;
+        }
+        if def.mnemonic == "COPY" {
+            // A word copied in (`pair`, `set_word`): the uniform value of its source.
+            let src = def.uses().next()?;
+            return if src.count() == 1 {
+                self.uniform_of(src)
+            } else {
+                None
+            };
+        }
+        let mnemonic = uniform_mnemonic(def.mnemonic)?;
+        if def.mnemonic == "S2R"
+            && !def
+                .ops
+                .iter()
+                .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
+        {
+            return None;
+        }
+        let u = self.new_vreg(RegClass::Ugpr, 1);
+        let mut ops = Vec::with_capacity(def.ops.len() + 1);
+        for o in &def.ops {
+            let mut o = o.clone();
+            match &mut o.kind {
+                OpKind::Reg(rr) if rr.def => rr.reg = Reg::whole(u, 1),
+                OpKind::Reg(rr) => rr.reg = self.uniform_of(rr.reg)?,
+                OpKind::CBank { base: Some(_), .. } | OpKind::Mem { .. } => return None,
+                _ => {}
+            }
+            ops.push(o);
+        }
+        if def.mnemonic == "VIADD" {
+            ops.push(Operand::use_(Reg::phys(PReg::URZ)));
+        }
+        self.emit_unguarded(Inst::new(mnemonic, &def.mods, ops));
+        Some(Reg::whole(u, 1))
     }
 
     fn uniform_vreg(&mut self, v: VReg, depth: u32) -> Option<VReg> {
@@ -79,6 +177,9 @@ impl Cx<'_> {
             return Some(*u);
         }
         let Some(def) = self.def_of.get(&v).cloned() else {
+            if let Some(u) = self.uniform_loop_phi(v, depth) {
+                return Some(u);
+            }
             // A PHI whose arguments are all one value (placed while blocks were unsealed and
             // not yet removed) stands for that value.
             let same = self.ssa.trivial_phi_value(self.f, v)?;
