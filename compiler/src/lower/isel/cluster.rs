@@ -413,33 +413,42 @@ impl Cx<'_> {
         self.shared_address(a, true)
     }
 
-    /// A shared address operand: in a uniform register when the value is warp-uniform;
-    /// otherwise an error when `uniform` is required, else the vector register holding it.
-    fn shared_address(&mut self, a: &ast::Operand, uniform: bool) -> Option<Reg> {
+    /// The parts of an mbarrier address operand `[name]` or `[name+imm]`; an error for any other
+    /// shape.
+    fn name_plus_offset<'a>(&mut self, a: &'a ast::Operand) -> Option<(&'a ast::Name, i64)> {
         let ast::Operand::Address(parts, span) = a else {
             return None;
         };
         let [ast::Operand::Expr(e)] = &parts[..] else {
             return None;
         };
-        let (name, off) = match e {
+        match e {
             ast::Expr::Name {
                 name,
                 component: None,
-            } => (name, 0),
+            } => Some((name, 0)),
             ast::Expr::Binary {
                 op: ast::BinOp::Add,
                 lhs,
                 rhs,
                 ..
-            } => (
+            } => Some((
                 lhs.as_name()?,
                 crate::frontend::check::eval_const(rhs)? as i64,
-            ),
+            )),
             _ => {
                 self.error(*span, "ptxc cannot lower this mbarrier address yet");
-                return None;
+                None
             }
+        }
+    }
+
+    /// A shared address operand: in a uniform register when the value is warp-uniform;
+    /// otherwise an error when `uniform` is required, else the vector register holding it.
+    fn shared_address(&mut self, a: &ast::Operand, uniform: bool) -> Option<Reg> {
+        let (name, off) = self.name_plus_offset(a)?;
+        let ast::Operand::Address(_, span) = a else {
+            return None;
         };
         let base = if let Some(Sym::Shared { offset }) = self.sym(&name.text) {
             self.shared_address_uniform(i64::from(offset))
@@ -845,31 +854,7 @@ impl Cx<'_> {
     /// A shared address operand in a vector register, as `[R+URZ+imm]`: a symbol's address
     /// (`S2R SR_CgaCtaId; MOV; LEA`), or the (low word of the) register.
     fn vector_shared_address(&mut self, a: &ast::Operand) -> Option<Operand> {
-        let ast::Operand::Address(parts, span) = a else {
-            return None;
-        };
-        let [ast::Operand::Expr(e)] = &parts[..] else {
-            return None;
-        };
-        let (name, off) = match e {
-            ast::Expr::Name {
-                name,
-                component: None,
-            } => (name, 0),
-            ast::Expr::Binary {
-                op: ast::BinOp::Add,
-                lhs,
-                rhs,
-                ..
-            } => (
-                lhs.as_name()?,
-                crate::frontend::check::eval_const(rhs)? as i64,
-            ),
-            _ => {
-                self.error(*span, "ptxc cannot lower this mbarrier address yet");
-                return None;
-            }
-        };
+        let (name, off) = self.name_plus_offset(a)?;
         let base = if let Some(Sym::Shared { offset }) = self.sym(&name.text) {
             self.shared_sym_addr(offset, 0)
         } else if let Some((var, _)) = self.lookup_reg(&name.text) {

@@ -142,12 +142,7 @@ impl Cx<'_> {
             };
         }
         let mnemonic = uniform_mnemonic(def.mnemonic)?;
-        if def.mnemonic == "S2R"
-            && !def
-                .ops
-                .iter()
-                .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
-        {
+        if reads_thread_sreg(&def) {
             return None;
         }
         let u = self.new_vreg(RegClass::Ugpr, 1);
@@ -195,12 +190,7 @@ impl Cx<'_> {
             return None;
         }
         let mnemonic = uniform_mnemonic(def.mnemonic)?;
-        if def.mnemonic == "S2R"
-            && !def
-                .ops
-                .iter()
-                .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
-        {
+        if reads_thread_sreg(&def) {
             return None;
         }
         if def.mnemonic == "LDC"
@@ -409,4 +399,14 @@ impl Cx<'_> {
         self.seal(head);
         self.switch_to(after, true);
     }
+}
+
+/// An `S2R` of a special register that differs between the threads of a warp (`SR_TID.X`), which
+/// has no uniform counterpart.
+fn reads_thread_sreg(def: &Inst) -> bool {
+    def.mnemonic == "S2R"
+        && !def
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
 }
