@@ -330,29 +330,43 @@ pub fn listing_lines(f: &ptxc::emit::sass::EncodedFunction) -> Vec<String> {
         .collect()
 }
 
+/// What [`compile_pipeline`] returns: the encoded functions, the cubin model and its bytes.
+pub type Compiled = (
+    Vec<ptxc::emit::sass::EncodedFunction>,
+    ptxc::emit::build::Built,
+    Vec<u8>,
+);
+
+/// Runs ptxc's whole pipeline on a source (verifier on, default cubin options); `Err` holds the
+/// diagnostics of the stage that failed, for the caller to render.
+pub fn compile_pipeline(
+    src: &ptxc::diag::SourceFile,
+) -> Result<Compiled, Vec<ptxc::diag::Diagnostic>> {
+    use ptxc::driver;
+    let checked = driver::frontend(src, ptxc::frontend::check::Arch::SM90A)?;
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts)?;
+    let encoded = driver::encode(&lowered)?;
+    let (built, bytes) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )?;
+    Ok((encoded, built, bytes))
+}
+
 /// Compiles a PTX module end to end (verifier on) into ptxc's listing and the cubin model read
 /// back from the bytes ptxc writes; `Err` is the first diagnostic, rendered.
 pub fn compile_to_cubin(
     name: &str,
     text: &str,
 ) -> Result<(String, ptxc::emit::model::Cubin), String> {
-    use ptxc::driver;
     let src = ptxc::diag::SourceFile::new(name.to_string(), text.to_string());
-    let first = |d: Vec<ptxc::diag::Diagnostic>| src.render(&d[0]);
-    let checked = driver::frontend(&src, ptxc::frontend::check::Arch::SM90A).map_err(first)?;
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).map_err(first)?;
-    let encoded = driver::encode(&lowered).map_err(first)?;
-    let (_, bytes) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .map_err(first)?;
+    let (encoded, _, bytes) = compile_pipeline(&src).map_err(|d| src.render(&d[0]))?;
     let listing = encoded
         .iter()
         .map(|f| ptxc::emit::sass::listing(f).expect("listing"))

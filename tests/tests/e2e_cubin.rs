@@ -13,9 +13,7 @@
 //! floors at the measured values.
 
 use ptxc::diag::SourceFile;
-use ptxc::driver;
 use ptxc::emit::sass::EncodedFunction;
-use ptxc::frontend::check::Arch;
 use ptxc_tests::cubin::tool_outputs;
 use ptxc_tests::{Tool, corpus, own_kernels, ptxas, ptxc_bin, require, tempdir, workspace_root};
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,20 +40,7 @@ fn compile(path: &Path) -> Result<(Vec<EncodedFunction>, Vec<u8>), String> {
             .map(|d| src.render(d).lines().next().unwrap_or("").to_string())
             .unwrap_or_default()
     };
-    let checked = driver::frontend(&src, Arch::SM90A).map_err(first)?;
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).map_err(first)?;
-    let encoded = driver::encode(&lowered).map_err(first)?;
-    let (_, bytes) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .map_err(first)?;
+    let (encoded, _, bytes) = ptxc_tests::compile_pipeline(&src).map_err(first)?;
     Ok((encoded, bytes))
 }
 

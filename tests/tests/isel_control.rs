@@ -29,17 +29,8 @@ fn compile(body: &str) -> Result<(Vec<String>, ptxc::emit::model::Function), Str
          .reg .u32 %r<4>;\n.reg .pred %p;\n{body}\n}}\n"
     );
     let src = SourceFile::new("k.ptx".to_string(), text);
-    let checked = driver::frontend(&src, Arch::SM90A).map_err(|d| src.render(&d[0]))?;
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).map_err(|d| src.render(&d[0]))?;
-    let encoded = driver::encode(&lowered).map_err(|d| src.render(&d[0]))?;
-    let f = &encoded[0];
-    let lines = ptxc_tests::listing_lines(f);
-    let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default())
-        .map_err(|d| src.render(&d[0]))?;
+    let (encoded, built, _) = ptxc_tests::compile_pipeline(&src).map_err(|d| src.render(&d[0]))?;
+    let lines = ptxc_tests::listing_lines(&encoded[0]);
     let func = built
         .cubin
         .functions

@@ -15,8 +15,6 @@
 //!   register holding a constant (`mov.u32 %r7, 1024`) is the constant (`UMOV UR, 0x40`).
 
 use ptxc::diag::SourceFile;
-use ptxc::driver;
-use ptxc::frontend::check::Arch;
 use ptxc_tests::{cuobjdump_sass, ptxas};
 
 const HEAD: &str = ".version 8.8\n.target sm_90a\n.address_size 64\n\
@@ -34,16 +32,8 @@ fn kernel(body: &str) -> String {
 /// ptxc's instruction texts (no padding) and mbarrier entry kinds of the kernel.
 fn compile(text: &str) -> Result<(Vec<String>, Vec<u8>), String> {
     let src = SourceFile::new("k.ptx".to_string(), text.to_string());
-    let checked = driver::frontend(&src, Arch::SM90A).map_err(|d| src.render(&d[0]))?;
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).map_err(|d| src.render(&d[0]))?;
-    let encoded = driver::encode(&lowered).map_err(|d| src.render(&d[0]))?;
+    let (encoded, built, _) = ptxc_tests::compile_pipeline(&src).map_err(|d| src.render(&d[0]))?;
     let lines = ptxc_tests::listing_lines(&encoded[0]);
-    let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default())
-        .map_err(|d| src.render(&d[0]))?;
     let f = built
         .cubin
         .functions
