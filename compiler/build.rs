@@ -1,5 +1,6 @@
-//! Build steps: the PTX grammar (lalrpop); the sm_90a latency tables turned into Rust statics and
-//! the PTX instruction table split into lines (so the compiler does not parse them at start-up).
+//! Build steps: the PTX grammar (lalrpop); the sm_90a latency tables turned into Rust statics,
+//! the PTX instruction table split into lines, and the SASS form tables built by their DSL and
+//! written as Rust constants (so the compiler does not build or parse any of them at start-up).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,6 +10,24 @@ use std::path::Path;
 #[path = "src/target/sm90a/latency/tables.rs"]
 mod tables;
 
+// The SASS encoding model and the form DSL, shared with the compiler (`src/target/sm90a/`).
+#[allow(dead_code)]
+#[path = "src/target/sm90a/bits.rs"]
+mod bits;
+#[allow(dead_code)]
+#[path = "src/target/sm90a/form.rs"]
+mod form;
+#[allow(dead_code)]
+#[path = "src/target/sm90a/forms/mod.rs"]
+mod forms;
+// (`to_hi(&self)` is public API in the compiler, where clippy leaves its name alone.)
+#[allow(dead_code, clippy::wrong_self_convention)]
+#[path = "src/target/sm90a/model.rs"]
+mod model;
+/// Writes the forms as Rust.
+#[path = "build/sass_forms.rs"]
+mod sass_forms;
+
 fn main() {
     lalrpop::Configuration::new()
         .use_cargo_dir_conventions()
@@ -17,6 +36,13 @@ fn main() {
         .expect("lalrpop grammar");
     latency_tables();
     isa_lines();
+    sass_forms();
+    // The `ptxc` executable is linked as a fixed-address (non-PIE) executable: a PIE's ~10 000
+    // pointer relocations in its static tables are applied at every start-up, writing (and so
+    // copying) their pages — measurable on small files, where start-up is most of the time.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-link-arg-bin=ptxc=-no-pie");
+    }
 }
 
 /// The form lines of the PTX instruction table (`src/frontend/isa_table.txt`) as `(opcode, line
@@ -121,4 +147,12 @@ fn latency_tables() {
     );
     let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("latency_tables.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+}
+
+/// `$OUT_DIR/sass_forms.rs`: every SASS form as a static (`FORMS`) and the index by mnemonic.
+fn sass_forms() {
+    // (The build script is rebuilt, and so rerun, when any module it includes changes.)
+    let text = sass_forms::generate(&forms::build());
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("sass_forms.rs");
+    std::fs::write(&dest, text).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
 }

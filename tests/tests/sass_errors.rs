@@ -1,8 +1,8 @@
 //! Unknown or malformed SASS gives a clear error naming the opcode, modifier or operand — never
 //! a wrong word — and no input makes the parser, encoder, decoder or printer panic.
 
-use ptxc::target::sm90a::forms::all;
 use ptxc::target::sm90a::sample::{Rng, sample};
+use ptxc::target::sm90a::tables::all;
 use ptxc::target::sm90a::{decode, encode, parse_instr, parse_listing};
 use ptxc_tests::{ptxc_bin, tempdir};
 use std::process::Command;

@@ -7,8 +7,8 @@
 //! Regenerate after changing the tables (needs the reference tools):
 //! `PTXC_BLESS=1 cargo test -p ptxc-tests --test sass_examples`.
 
-use ptxc::target::sm90a::forms::all;
 use ptxc::target::sm90a::sample::sample;
+use ptxc::target::sm90a::tables::all;
 use ptxc::target::sm90a::{Ctrl, decode_with_form, encode, parse_instr, parse_listing};
 use ptxc_tests::sass::{listings, nvdisasm_words, sass_probe_ptx};
 use ptxc_tests::{accepted_corpus, probes, workspace_root};

@@ -2,8 +2,8 @@
 //! every form → the word → `nvdisasm -b SM90a`; the text must equal ptxc's printer, the decoded
 //! instruction must re-encode to the same word, and parsing nvdisasm's text must too.
 
-use ptxc::target::sm90a::forms::all;
 use ptxc::target::sm90a::sample::sample;
+use ptxc::target::sm90a::tables::all;
 use ptxc::target::sm90a::{Ctrl, decode_with_form, encode, parse_instr};
 use ptxc_tests::sass::nvdisasm_words;
 

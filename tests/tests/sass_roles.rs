@@ -1,7 +1,7 @@
 //! Operand roles and latency classes: register counts of the common forms, and a check against
 //! ptxas: any instruction ptxas gives a write scoreboard must be variable-latency in the tables.
 
-use ptxc::target::sm90a::forms::all;
+use ptxc::target::sm90a::tables::all;
 use ptxc::target::sm90a::{
     Access, Latency, decode_with_form, ops, parse_instr, parse_listing, r, ur, word_accesses,
 };

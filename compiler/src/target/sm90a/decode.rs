@@ -4,8 +4,8 @@
 use super::bits::{Field, diff_ranges, fmt_ranges, sign_extend};
 use super::encode::vals_of;
 use super::form::*;
-use super::forms::tables;
 use super::model::*;
+use super::tables::tables;
 use std::fmt;
 
 /// Why a word could not be decoded.
@@ -137,7 +137,7 @@ pub(crate) fn build(f: &Form, w: &[u64; 2], addr: u64) -> Result<Instr, String> 
                 None => return Err(format!("no modifier for value {v} in {names:?}")),
             },
             ModSpec::Alias { name, when } => {
-                if when(&vals) {
+                if when.holds(&vals) {
                     push_tokens(&mut mods, name);
                 }
             }

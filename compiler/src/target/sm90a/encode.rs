@@ -3,8 +3,8 @@
 use super::bits::Field;
 use super::float::{f64_to_f16_exact, f64_to_f32_exact, f64hi_exact};
 use super::form::*;
-use super::forms::tables;
 use super::model::*;
+use super::tables::tables;
 use std::fmt;
 
 /// Why an instruction could not be encoded. The message names the opcode, modifier or operand.
@@ -170,7 +170,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
     for (i, m) in f.mods.iter().enumerate() {
         if let ModSpec::Alias { name, when } = m
             && alias_given[i]
-            && !when(&vals)
+            && !when.holds(&vals)
         {
             {
                 return Err((

@@ -7,6 +7,67 @@
 
 use super::bits::Field;
 use super::model::FloatFmt;
+use std::fmt;
+use std::ops::Deref;
+
+/// A list inside a form (modifiers, operands, suffixes, memory terms): a vector while the DSL
+/// builds the tables (`forms/`), a static slice in the tables the build script embeds
+/// (`tables.rs`). Both read as a slice.
+#[derive(Clone)]
+pub enum List<T: 'static> {
+    Static(&'static [T]),
+    Built(Vec<T>),
+}
+
+impl<T: Clone> List<T> {
+    /// An empty list with room for `n` items.
+    pub fn with_capacity(n: usize) -> List<T> {
+        List::Built(Vec::with_capacity(n))
+    }
+    /// Appends an item (a static list is copied into a vector first).
+    pub fn push(&mut self, t: T) {
+        match self {
+            List::Built(v) => v.push(t),
+            List::Static(s) => {
+                let mut v = s.to_vec();
+                v.push(t);
+                *self = List::Built(v);
+            }
+        }
+    }
+}
+
+impl<T> Deref for List<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            List::Static(s) => s,
+            List::Built(v) => v,
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a List<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T> From<Vec<T>> for List<T> {
+    fn from(v: Vec<T>) -> List<T> {
+        List::Built(v)
+    }
+}
+
+/// Printed as the slice, whichever way the list is held (so that the embedded tables and the
+/// DSL's print alike).
+impl<T: fmt::Debug> fmt::Debug for List<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
 
 /// A value → name map of a modifier or suffix field. An empty name means "printed as nothing".
 pub type Names = &'static [(u32, &'static str)];
@@ -57,7 +118,7 @@ pub enum PrefixSpec {
 #[derive(Clone, Debug)]
 pub struct MemSpec {
     pub prefix: PrefixSpec,
-    pub terms: Vec<MemTermSpec>,
+    pub terms: List<MemTermSpec>,
     /// An offset printed alone (the register left out) is printed unsigned, as an absolute
     /// address (LDS/STS/LDL/STL/ATOMS without a UR: `[0xfffffb]`); elsewhere it stays signed.
     pub abs_imm: bool,
@@ -153,7 +214,7 @@ pub struct OpSpec {
     pub not: Option<u8>,
     /// The reuse slot (control bit 122 + slot) shown as `.reuse`.
     pub reuse: Option<u8>,
-    pub sfx: Vec<SfxSpec>,
+    pub sfx: List<SfxSpec>,
     pub elide: Option<Elide>,
     pub role: Role,
     pub regs: Regs,
@@ -169,10 +230,38 @@ pub enum ModSpec {
     /// Chosen by a field.
     Field { f: Field, names: Names },
     /// Printed when a condition on the operands holds (`IMAD.MOV`, `IMAD.SHL`); carries no bits.
-    Alias {
-        name: &'static str,
-        when: fn(&Vals) -> bool,
-    },
+    Alias { name: &'static str, when: AliasCond },
+}
+
+/// The operand conditions under which nvdisasm prints an alias modifier (IMAD's; evidence:
+/// `tests/sass-probes/imad_alias.txt`). Operand slots: 1 = A, 2 = B, 3 = C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AliasCond {
+    /// `IMAD.MOV` with register or immediate B and register C: A or B is RZ.
+    MovRr,
+    /// `IMAD.MOV` with immediate B: A is RZ, B is 0, or B is 1 and C is RZ.
+    MovRi,
+    /// `IMAD.IADD`: A is not RZ, B is 1, C is not RZ.
+    Iadd,
+    /// `IMAD.SHL`: A is not RZ, C is RZ, B a power of two from 2 to 2^30 other than 2^16.
+    Shl,
+}
+
+impl AliasCond {
+    /// Whether the condition holds for an instruction's raw operand values.
+    pub fn holds(self, v: &Vals) -> bool {
+        const RZ: u64 = 255;
+        let pow2_shift =
+            |b: u64| (2..=0x4000_0000).contains(&b) && b.is_power_of_two() && b != 0x1_0000;
+        match self {
+            AliasCond::MovRr => v.ops[1] == RZ || v.ops[2] == RZ,
+            AliasCond::MovRi => {
+                v.ops[1] == RZ || v.ops[2] == 0 || (v.ops[2] == 1 && v.ops[3] == RZ)
+            }
+            AliasCond::Iadd => v.ops[1] != RZ && v.ops[2] == 1 && v.ops[3] != RZ,
+            AliasCond::Shl => v.ops[1] != RZ && v.ops[3] == RZ && pow2_shift(v.ops[2]),
+        }
+    }
 }
 
 /// Raw field values of an instruction being encoded or decoded, for alias conditions.
@@ -196,7 +285,7 @@ pub enum Latency {
 /// One encoding of one mnemonic.
 #[derive(Clone, Debug)]
 pub struct Form {
-    /// Index in [`super::forms::all`].
+    /// Index in [`super::tables::all`].
     pub id: usize,
     pub mnemonic: &'static str,
     /// Bits [11:0].
@@ -205,8 +294,8 @@ pub struct Form {
     pub base: [u64; 2],
     /// Which bits are fixed; computed from the fields.
     pub mask: [u64; 2],
-    pub mods: Vec<ModSpec>,
-    pub ops: Vec<OpSpec>,
+    pub mods: List<ModSpec>,
+    pub ops: List<OpSpec>,
     /// The guard predicate is a uniform predicate (`@UP0`).
     pub uguard: bool,
     /// The control word must have an empty wait mask (nvdisasm rejects others).

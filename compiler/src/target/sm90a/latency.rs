@@ -271,8 +271,8 @@ pub fn model() -> &'static Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::sm90a::forms::all;
     use crate::target::sm90a::parse_instr;
+    use crate::target::sm90a::tables::all;
 
     #[test]
     fn tables_parse_and_every_form_has_a_row() {

@@ -9,7 +9,8 @@
 //! * [`form`] and [`forms`]: the encoding tables. A form is fixed bits plus operand and modifier
 //!   fields at (position, width); the tables are Rust data in one file per family
 //!   (`forms/{int,float,conv,uniform,memory,control,warp,cluster,mma}.rs`), each form with the
-//!   evidence that proved it. See the [`forms`] module documentation for the notation.
+//!   evidence that proved it. See the [`forms`] module documentation for the notation. The
+//!   build script runs the DSL and embeds the result as static data: [`tables`].
 //! * [`encode()`]/[`decode()`]: an `Instr` to two words and back; decoding is the inverse of the
 //!   tables (fixed bits under the form's mask, then the fields).
 //! * [`print`]: `Display for Instr` is the text `nvdisasm -c` prints for the same bits.
@@ -70,6 +71,7 @@ pub mod parse;
 pub mod print;
 pub mod roles;
 pub mod sample;
+pub mod tables;
 
 pub use decode::{DecodeError, decode, decode_at, decode_with_form};
 pub use encode::{EncodeError, encode, encode_with_form};

@@ -1,9 +1,9 @@
 //! Parsing nvdisasm/cuobjdump SASS text into [`Instr`]s, and reading `cuobjdump -sass`
 //! listings.
 
-use super::forms::tables;
 use super::model::*;
 use super::print::{SR_NAMES, sreg_number};
+use super::tables::tables;
 use std::fmt;
 
 /// A syntax error in SASS text; the message names the opcode, modifier or operand.

@@ -111,12 +111,6 @@ enum M {
     Rru,
 }
 
-/// nvdisasm's IMAD.SHL condition on the immediate: a power of two from 2 to 2^30, except 2^16
-/// (`tests/sass-probes/imad_alias.txt`).
-fn is_pow2_shift(v: u64) -> bool {
-    (2..=0x4000_0000).contains(&v) && v.is_power_of_two() && v != 0x1_0000
-}
-
 /// IMAD, IMAD.WIDE, IMAD.HI (fam 0x24, 0x25, 0x27), optionally `.X`.
 fn imad(fam: u16, m: M, x: bool) -> Form {
     let bits = match m {
@@ -147,19 +141,13 @@ fn imad(fam: u16, m: M, x: bool) -> Form {
         // B = 1 → IADD; B a power of two and C = RZ → SHL. Only with a register or immediate C.
         match m {
             M::Rrr | M::Rri => {
-                f = f.alias("MOV", |v| v.ops[1] == RZ_ || v.ops[2] == RZ_);
+                f = f.alias("MOV", AliasCond::MovRr);
             }
             M::Rir => {
                 f = f
-                    .alias("MOV", |v| {
-                        v.ops[1] == RZ_ || v.ops[2] == 0 || (v.ops[2] == 1 && v.ops[3] == RZ_)
-                    })
-                    .alias("IADD", |v| {
-                        v.ops[1] != RZ_ && v.ops[2] == 1 && v.ops[3] != RZ_
-                    })
-                    .alias("SHL", |v| {
-                        v.ops[1] != RZ_ && v.ops[3] == RZ_ && is_pow2_shift(v.ops[2])
-                    });
+                    .alias("MOV", AliasCond::MovRi)
+                    .alias("IADD", AliasCond::Iadd)
+                    .alias("SHL", AliasCond::Shl);
             }
             _ => {}
         }

@@ -20,13 +20,12 @@
 //! Every bit that is neither a field nor a control bit is fixed to the form's `base`: decoding a
 //! word with an unknown bit set fails instead of silently dropping it.
 //!
-//! The tables are data built once at first use (`tables()`); `forms_are_consistent` checks them.
+//! [`build`] runs the DSL. The build script runs it too and embeds the forms as static data
+//! (`super::tables`), which is what the compiler uses.
 
 use super::bits::Field;
 use super::form::*;
 use super::model::{CTRL_MASK_HI, FloatFmt};
-use rustc_hash::FxHashMap as HashMap;
-use std::sync::OnceLock;
 
 mod cluster;
 mod control;
@@ -38,51 +37,12 @@ mod mma;
 mod uniform;
 mod warp;
 
-/// The tables and their indexes. Compiling only looks forms up by mnemonic; the indexes that
-/// decoding (by opcode) and listing parsing (interned names) need are built on first use.
-pub struct Tables {
-    pub forms: Vec<Form>,
-    by_name: HashMap<&'static str, Vec<usize>>,
-    by_opcode: OnceLock<HashMap<u16, Vec<usize>>>,
-    interned: OnceLock<HashMap<&'static str, &'static str>>,
-}
-
-static TABLES: OnceLock<Tables> = OnceLock::new();
-
-/// The tables (built on first use).
-pub fn tables() -> &'static Tables {
-    TABLES.get_or_init(build)
-}
-
-/// Every form.
-pub fn all() -> &'static [Form] {
-    &tables().forms
-}
-
-impl Tables {
-    /// The forms of a mnemonic, in table order.
-    pub fn by_name(&self, mnemonic: &str) -> &[usize] {
-        self.by_name.get(mnemonic).map(|v| &v[..]).unwrap_or(&[])
-    }
-    /// The forms with a 12-bit opcode.
-    pub fn by_opcode(&self, opcode: u16) -> &[usize] {
-        let by_opcode = self.by_opcode.get_or_init(|| {
-            let mut by_opcode: HashMap<u16, Vec<usize>> = HashMap::default();
-            for f in &self.forms {
-                by_opcode.entry(f.opcode).or_default().push(f.id);
-            }
-            by_opcode
-        });
-        by_opcode.get(&opcode).map(|v| &v[..]).unwrap_or(&[])
-    }
-    /// The static copy of a name the tables use (mnemonic, modifier token, suffix, keyword).
-    pub fn intern(&self, s: &str) -> Option<&'static str> {
-        let interned = self.interned.get_or_init(|| intern_names(&self.forms));
-        interned.get(s).copied()
-    }
-}
-
-fn build() -> Tables {
+/// Every form, as the DSL builds it: the families in order, each form with its family, its
+/// control-word rules, its index (`id`) and its fixed-bit mask.
+///
+/// The build script runs this same code and embeds the result as static data (`tables.rs`), so
+/// that no process builds the tables at start-up; a test checks the two are equal.
+pub fn build() -> Vec<Form> {
     let mut forms = Vec::new();
     for (family, list) in [
         ("int", int::forms()),
@@ -101,63 +61,14 @@ fn build() -> Tables {
             forms.push(f);
         }
     }
-    let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::default();
     for (i, f) in forms.iter_mut().enumerate() {
         f.id = i;
         let fm = f.field_mask();
         // Fixed: everything but the fields, the guard [15:12] and the control bits.
         f.mask = [!fm[0] & !0xf000, !fm[1] & !CTRL_MASK_HI];
         f.base = [f.base[0] & f.mask[0], f.base[1] & f.mask[1]];
-        by_name.entry(f.mnemonic).or_default().push(i);
     }
-    Tables {
-        forms,
-        by_name,
-        by_opcode: OnceLock::new(),
-        interned: OnceLock::new(),
-    }
-}
-
-/// Every name the forms use (mnemonics, modifier tokens, suffixes, keywords), each also split at
-/// its dots, mapped to its static copy.
-fn intern_names(forms: &[Form]) -> HashMap<&'static str, &'static str> {
-    let mut interned: HashMap<&'static str, &'static str> = HashMap::default();
-    let mut intern = |s: &'static str| {
-        for t in s.split('.') {
-            if !t.is_empty() {
-                interned.insert(t, t);
-            }
-        }
-        interned.insert(s, s);
-    };
-    for f in forms {
-        intern(f.mnemonic);
-        for m in &f.mods {
-            match m {
-                ModSpec::Fixed(t) => intern(t),
-                ModSpec::Field { names, .. } => names.iter().for_each(|(_, n)| intern(n)),
-                ModSpec::Alias { name, .. } => intern(name),
-            }
-        }
-        for o in &f.ops {
-            for s in &o.sfx {
-                s.names.iter().for_each(|(_, n)| intern(n));
-            }
-            match &o.spec {
-                Spec::Enum { names, .. } => names.iter().for_each(|(_, n)| intern(n)),
-                Spec::Lit(s) => intern(s),
-                Spec::Mem(m) => {
-                    for t in &m.terms {
-                        if let Some(s) = &t.sfx {
-                            s.names.iter().for_each(|(_, n)| intern(n));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    interned
+    forms
 }
 
 /// Which forms nvdisasm rejects with a write or a read scoreboard in the control word.
@@ -225,8 +136,8 @@ pub(crate) fn form(mnemonic: &'static str, opcode: u16) -> Form {
         mask: [0, 0],
         // Room for a typical form's modifiers and operands up front: growing the vectors one
         // push at a time was a third of building the tables.
-        mods: Vec::with_capacity(4),
-        ops: Vec::with_capacity(4),
+        mods: List::with_capacity(4),
+        ops: List::with_capacity(4),
         uguard: false,
         nowait: false,
         nowbar: false,
@@ -267,7 +178,7 @@ impl Form {
         self.mf(pos, 1, names)
     }
     /// A modifier derived from the operands.
-    pub(crate) fn alias(mut self, name: &'static str, when: fn(&Vals) -> bool) -> Form {
+    pub(crate) fn alias(mut self, name: &'static str, when: AliasCond) -> Form {
         self.mods.push(ModSpec::Alias { name, when });
         self
     }
@@ -305,7 +216,7 @@ fn op(spec: Spec) -> OpSpec {
         abs: None,
         not: None,
         reuse: None,
-        sfx: Vec::new(),
+        sfx: List::Static(&[]),
         elide: None,
         role: Role::Use,
         regs: Regs::N(1),
@@ -410,7 +321,7 @@ pub(crate) fn rel_target(f: Field) -> OpSpec {
 pub(crate) fn memop(prefix: PrefixSpec, terms: Vec<MemTermSpec>) -> OpSpec {
     op(Spec::Mem(MemSpec {
         prefix,
-        terms,
+        terms: terms.into(),
         abs_imm: false,
     }))
 }
@@ -418,7 +329,7 @@ pub(crate) fn memop(prefix: PrefixSpec, terms: Vec<MemTermSpec>) -> OpSpec {
 pub(crate) fn memop_abs(terms: Vec<MemTermSpec>) -> OpSpec {
     op(Spec::Mem(MemSpec {
         prefix: PrefixSpec::None,
-        terms,
+        terms: terms.into(),
         abs_imm: true,
     }))
 }
