@@ -35,7 +35,7 @@ fn main() {
         .process()
         .expect("lalrpop grammar");
     latency_tables();
-    isa_lines();
+    isa_opcodes();
     sass_forms();
     // The `ptxc` executable is linked as a fixed-address (non-PIE) executable: a PIE's ~10 000
     // pointer relocations in its static tables are applied at every start-up, writing (and so
@@ -45,31 +45,45 @@ fn main() {
     }
 }
 
-/// The form lines of the PTX instruction table (`src/frontend/isa_table.txt`) as `(opcode, line
-/// number, line)`: every line that is neither blank nor a `#` comment, trimmed, its opcode the
-/// first word. `isa.rs` groups them by opcode.
-fn isa_lines() {
+/// `isa_opcodes.rs`: the form lines of the PTX instruction table (`src/frontend/isa_table.txt`)
+/// grouped by opcode, sorted by opcode (`isa.rs` looks opcodes up by binary search), as
+/// `(line number, line)`: every line that is neither blank nor a `#` comment, trimmed, its opcode
+/// the first word. Also `MAX_OPCODE_WORDS`, the longest compound opcode in words.
+fn isa_opcodes() {
     const PATH: &str = "src/frontend/isa_table.txt";
     let text = read(PATH);
-    let mut out = String::from("[\n");
-    let mut count = 0;
+    let mut by_opcode: std::collections::BTreeMap<&str, Vec<(usize, &str)>> = Default::default();
     for (idx, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let opcode = line.split_whitespace().next().unwrap_or_default();
-        let _ = writeln!(out, "    ({opcode:?}, {}, {line:?}),", idx + 1);
-        count += 1;
+        by_opcode.entry(opcode).or_default().push((idx + 1, line));
     }
-    out.push_str("]\n");
+    let mut opcodes = format!(
+        "/// Each opcode with its `(line number, line)`s, sorted by opcode.\n\
+         static OPCODES: [(&str, &[(usize, &str)]); {}] = [\n",
+        by_opcode.len()
+    );
+    for (op, lines) in &by_opcode {
+        let _ = writeln!(opcodes, "    ({op:?}, &{lines:?}),");
+    }
+    let words = by_opcode
+        .keys()
+        .map(|k| k.split('.').count())
+        .max()
+        .unwrap_or(1);
+    let _ = writeln!(
+        opcodes,
+        "];\n/// The longest compound opcode, in words.\nconst MAX_OPCODE_WORDS: usize = {words};"
+    );
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
     let write = |name: &str, text: &str| {
         let dest = Path::new(&dir).join(name);
         std::fs::write(&dest, text).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
     };
-    write("isa_lines.rs", &out);
-    write("isa_line_count.rs", &count.to_string());
+    write("isa_opcodes.rs", &opcodes);
 }
 
 /// Reads a table file for the lifetime of the build script (the rows borrow from it).

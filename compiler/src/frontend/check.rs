@@ -1499,9 +1499,10 @@ impl Checker {
             }
             // The first group that takes the word and is still free; `cp.async.bulk` has two
             // state-space groups (destination, source).
-            let groups = form.group_index.get(m.text.as_str());
-            let free = groups.and_then(|gs| gs.iter().copied().find(|&i| used[i].is_none()));
-            let Some(g) = free.or_else(|| groups.and_then(|gs| gs.first().copied())) else {
+            let mut groups = form.groups_with(m.text.as_str()).peekable();
+            let first = groups.peek().copied();
+            let free = groups.find(|&i| used[i].is_none());
+            let Some(g) = free.or(first) else {
                 let elsewhere = all.iter().any(|f| f.allows_modifier(&m.text));
                 let msg = if elsewhere && !types.is_empty() {
                     format!(

@@ -29,7 +29,7 @@
 //! "Feature 'mapa' requires .target sm_90 or higher". Forms are tried in order; the first whose
 //! type slots fit the written types decides.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::sync::OnceLock;
 
 /// Every PTX data type name (without the dot), for classifying modifiers.
@@ -105,7 +105,7 @@ pub enum TypeRef {
     /// Twice the width of a slot's type (`2T`).
     Double(char),
     /// A fixed type (`u32`, `pred`).
-    Fixed(String),
+    Fixed(&'static str),
 }
 
 /// What an operand position accepts.
@@ -161,14 +161,21 @@ pub struct Form {
     pub nonsync: bool,
     /// The table line, for diagnostics and documentation.
     pub line: usize,
-    /// Modifier word → the groups (indices into `groups`) that take it.
-    pub group_index: FxHashMap<&'static str, Vec<usize>>,
 }
 
 impl Form {
     /// Whether `m` (with the dot) may appear on this form.
     pub fn allows_modifier(&self, m: &str) -> bool {
-        self.fixed.contains(&m) || self.group_index.contains_key(m)
+        self.fixed.contains(&m) || self.groups.iter().any(|g| g.alternatives.contains(&m))
+    }
+
+    /// The groups (indices into `groups`) that take the modifier word `m`, in order.
+    pub fn groups_with<'a>(&'a self, m: &'a str) -> impl Iterator<Item = usize> + 'a {
+        self.groups
+            .iter()
+            .enumerate()
+            .filter(move |(_, g)| g.alternatives.contains(&m))
+            .map(|(i, _)| i)
     }
 
     /// Whether the written types fit this form's type slots, in order.
@@ -183,32 +190,24 @@ impl Form {
     }
 }
 
-/// The table, indexed by opcode. An opcode's lines are parsed into [`Form`]s the first time it is
-/// looked up: a run uses a few of the table's opcodes, and start-up only splits the table into
-/// lines.
+/// The table, indexed by opcode at build time ([`OPCODES`]). An opcode's lines are parsed into
+/// [`Form`]s the first time it is looked up: a run uses a few of the table's opcodes.
 pub struct Isa {
-    opcodes: FxHashMap<&'static str, Opcode>,
-    /// First words of the compound opcodes (`cp` of `cp.async.bulk`), to find them quickly.
-    compound_heads: FxHashSet<&'static str>,
+    /// The forms of `OPCODES[k]`, parsed on first use.
+    forms: [OnceLock<Vec<Form>>; OPCODES.len()],
     /// Every modifier word that appears anywhere in the table (with the dot), built on first use.
     vocabulary: OnceLock<FxHashSet<&'static str>>,
     /// The longest compound opcode, in words (`cp.async.bulk.prefetch.tensor` = 5).
     pub max_opcode_words: usize,
 }
 
-/// The table lines of one opcode and, once asked for, their forms.
-struct Opcode {
-    /// `(line number, line)`, in table order.
-    lines: Vec<(usize, &'static str)>,
-    forms: OnceLock<Vec<Form>>,
-}
-
 impl Isa {
     /// The forms of an opcode (`add`, `cp.async.bulk`), in table order.
     pub fn forms(&self, opcode: &str) -> Option<&[Form]> {
-        let op = self.opcodes.get(opcode)?;
-        let forms = op.forms.get_or_init(|| {
-            op.lines
+        let k = opcode_index(opcode)?;
+        let forms = self.forms[k].get_or_init(|| {
+            OPCODES[k]
+                .1
                 .iter()
                 .map(|&(n, line)| parse_form(n, line))
                 .collect::<Result<_, _>>()
@@ -219,7 +218,7 @@ impl Isa {
 
     /// Every opcode of the table.
     pub fn opcodes(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.opcodes.keys().copied()
+        OPCODES.iter().map(|(op, _)| *op)
     }
 
     /// Every modifier word that appears anywhere in the table (with the dot).
@@ -245,27 +244,51 @@ impl Isa {
         ins: &'i crate::frontend::ast::Instruction,
     ) -> Option<(String, Vec<&'i crate::frontend::ast::Name>)> {
         let head = ins.opcode.text.as_str();
-        if self.compound_heads.contains(head) {
+        if is_compound_head(head) {
             let words: Vec<&str> = std::iter::once(head)
                 .chain(ins.modifiers.iter().map(|m| m.text.as_str()))
                 .collect();
             for n in (2..=self.max_opcode_words.min(words.len())).rev() {
                 let name = words[..n].concat();
-                if self.opcodes.contains_key(name.as_str()) {
+                if opcode_index(&name).is_some() {
                     return Some((name, ins.modifiers[n - 1..].iter().collect()));
                 }
             }
         }
-        self.opcodes
-            .contains_key(head)
-            .then(|| (head.to_string(), ins.modifiers.iter().collect()))
+        opcode_index(head).map(|_| (head.to_string(), ins.modifiers.iter().collect()))
     }
 
-    /// The table, indexed once.
+    /// The table.
     pub fn get() -> &'static Isa {
-        static ISA: OnceLock<Isa> = OnceLock::new();
-        ISA.get_or_init(|| index_table(&TABLE_LINES))
+        static ISA: Isa = Isa {
+            forms: [const { OnceLock::new() }; OPCODES.len()],
+            vocabulary: OnceLock::new(),
+            max_opcode_words: MAX_OPCODE_WORDS,
+        };
+        &ISA
     }
+}
+
+// `OPCODES` (each opcode with its lines, sorted by opcode) and `MAX_OPCODE_WORDS`, from build.rs.
+include!(concat!(env!("OUT_DIR"), "/isa_opcodes.rs"));
+
+/// The position of an opcode in [`OPCODES`].
+fn opcode_index(opcode: &str) -> Option<usize> {
+    OPCODES.binary_search_by(|(op, _)| (*op).cmp(opcode)).ok()
+}
+
+/// Whether `head` is the first word of a compound opcode (`cp` of `cp.async.bulk`).
+fn is_compound_head(head: &str) -> bool {
+    // The compound opcodes `head.…` sort right after `head` itself (if present), before any
+    // other opcode that merely starts with `head`'s letters.
+    let dotted = |op: &str| {
+        op.len() > head.len() && op.starts_with(head) && op.as_bytes()[head.len()] == b'.'
+    };
+    let from = OPCODES.partition_point(|(op, _)| *op < head);
+    OPCODES[from..]
+        .iter()
+        .take_while(|(op, _)| op.starts_with(head))
+        .any(|(op, _)| dotted(op))
 }
 
 fn expand_types(list: &str) -> Result<Vec<&'static str>, String> {
@@ -286,7 +309,9 @@ fn parse_type_ref(s: &str) -> Result<TypeRef, String> {
     Ok(match s {
         "T" | "U" | "W" | "X" => TypeRef::Slot(s.chars().next().unwrap_or('T')),
         "2T" => TypeRef::Double('T'),
-        other if TYPE_NAMES.contains(&other) => TypeRef::Fixed(format!(".{other}")),
+        other if TYPE_NAMES.contains(&other) => {
+            TypeRef::Fixed(dotted(other).ok_or_else(|| format!("unknown type `{other}`"))?)
+        }
         other => return Err(format!("unknown operand type `{other}`")),
     })
 }
@@ -319,42 +344,6 @@ fn split_items(s: &'static str) -> Result<Vec<&'static str>, String> {
     Ok(items)
 }
 
-/// The table's form lines as `(opcode, line number, line)`, in table order: `build.rs` splits
-/// [`TABLE`] at compile time (scanning its 25 KB at start-up cost 5% of a small compilation).
-static TABLE_LINES: [(&str, usize, &str); TABLE_LINE_COUNT] =
-    include!(concat!(env!("OUT_DIR"), "/isa_lines.rs"));
-const TABLE_LINE_COUNT: usize = include!(concat!(env!("OUT_DIR"), "/isa_line_count.rs"));
-
-/// Groups the table's lines by opcode.
-fn index_table(lines: &[(&'static str, usize, &'static str)]) -> Isa {
-    let mut opcodes: FxHashMap<&'static str, Opcode> = FxHashMap::default();
-    for &(opcode, line_no, line) in lines {
-        opcodes
-            .entry(opcode)
-            .or_insert_with(|| Opcode {
-                lines: Vec::new(),
-                forms: OnceLock::new(),
-            })
-            .lines
-            .push((line_no, line));
-    }
-    let compound_heads = opcodes
-        .keys()
-        .filter_map(|k| k.split_once('.').map(|(head, _)| head))
-        .collect();
-    let max_opcode_words = opcodes
-        .keys()
-        .map(|k| k.split('.').count())
-        .max()
-        .unwrap_or(1);
-    Isa {
-        opcodes,
-        compound_heads,
-        vocabulary: OnceLock::new(),
-        max_opcode_words,
-    }
-}
-
 /// Parses one line of the table (`line_no` is its 1-based number, for messages).
 fn parse_form(line_no: usize, line: &'static str) -> Result<Form, String> {
     let (head, tail) = line
@@ -376,7 +365,6 @@ fn parse_form(line_no: usize, line: &'static str) -> Result<Form, String> {
         gate: None,
         nonsync: false,
         line: line_no,
-        group_index: FxHashMap::default(),
     };
     for item in items {
         let (prefix, body) = match item.find(['{', '<']) {
@@ -479,11 +467,6 @@ fn parse_form(line_no: usize, line: &'static str) -> Result<Form, String> {
         };
         form.operands.push(OperandSpec { kind, optional });
     }
-    for (i, g) in form.groups.iter().enumerate() {
-        for a in &g.alternatives {
-            form.group_index.entry(a).or_default().push(i);
-        }
-    }
     Ok(form)
 }
 
@@ -498,8 +481,8 @@ mod tests {
         assert!(DOTTED_TYPE_NAMES.iter().all(|d| d.starts_with('.')));
     }
 
-    /// `build.rs` split the table as a scan of [`TABLE`] does: every line that is not blank or a
-    /// comment, trimmed, with its 1-based number and first word.
+    /// `build.rs` indexed the table as a scan of [`TABLE`] does: every line that is not blank or
+    /// a comment, trimmed, with its 1-based number, under its first word.
     #[test]
     fn build_time_lines_are_the_table_lines() {
         let scanned: Vec<(&str, usize, &str)> = TABLE
@@ -509,14 +492,34 @@ mod tests {
             .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
             .map(|(n, l)| (l.split_whitespace().next().unwrap_or_default(), n, l))
             .collect();
-        assert_eq!(scanned, TABLE_LINES.to_vec());
         assert!(scanned.len() > 200);
+        // The build-time index: every line under its opcode, in table order, opcodes sorted.
+        let mut grouped: std::collections::BTreeMap<&str, Vec<(usize, &str)>> = Default::default();
+        for (op, n, l) in scanned {
+            grouped.entry(op).or_default().push((n, l));
+        }
+        let index: Vec<(&str, Vec<(usize, &str)>)> =
+            OPCODES.iter().map(|(op, ls)| (*op, ls.to_vec())).collect();
+        assert_eq!(index, grouped.into_iter().collect::<Vec<_>>());
+        let heads: Vec<&str> = OPCODES
+            .iter()
+            .filter_map(|(op, _)| op.split_once('.').map(|(h, _)| h))
+            .collect();
+        for (op, _) in OPCODES.iter() {
+            let head = op.split('.').next().unwrap_or_default();
+            // (Instruction opcodes are single words: the modifiers are separate tokens.)
+            assert_eq!(is_compound_head(head), heads.contains(&head), "{head}");
+        }
     }
 
     #[test]
     fn table_parses() {
         let isa = Isa::get();
-        assert!(isa.opcodes.len() > 100, "{} opcodes", isa.opcodes.len());
+        assert!(
+            isa.opcodes().count() > 100,
+            "{} opcodes",
+            isa.opcodes().count()
+        );
         // Every line parses (forms are otherwise only parsed when an opcode is used).
         for op in isa.opcodes() {
             let forms = isa.forms(op).unwrap();
