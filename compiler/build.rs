@@ -27,6 +27,13 @@ mod model;
 /// Writes the forms as Rust.
 #[path = "build/sass_forms.rs"]
 mod sass_forms;
+// The PTX instruction table's forms and their parser, shared with the compiler.
+#[allow(dead_code)]
+#[path = "src/frontend/isa_forms.rs"]
+mod isa_forms;
+/// Writes the parsed PTX forms as Rust.
+#[path = "build/isa_forms.rs"]
+mod isa_forms_code;
 
 fn main() {
     lalrpop::Configuration::new()
@@ -48,7 +55,9 @@ fn main() {
 /// `isa_opcodes.rs`: the form lines of the PTX instruction table (`src/frontend/isa_table.txt`)
 /// grouped by opcode, sorted by opcode (`isa.rs` looks opcodes up by binary search), as
 /// `(line number, line)`: every line that is neither blank nor a `#` comment, trimmed, its opcode
-/// the first word. Also `MAX_OPCODE_WORDS`, the longest compound opcode in words.
+/// the first word; `OPCODE_FORMS`, each opcode's forms as `isa_forms::parse_form` reads its
+/// lines (so the compiler parses no table line at run time); and `MAX_OPCODE_WORDS`, the longest
+/// compound opcode in words.
 fn isa_opcodes() {
     const PATH: &str = "src/frontend/isa_table.txt";
     let text = read(PATH);
@@ -68,6 +77,20 @@ fn isa_opcodes() {
     );
     for (op, lines) in &by_opcode {
         let _ = writeln!(opcodes, "    ({op:?}, &{lines:?}),");
+    }
+    let _ = writeln!(
+        opcodes,
+        "];\n/// The forms of `OPCODES[k]`, parsed.\nstatic OPCODE_FORMS: [&[Form]; {}] = [",
+        by_opcode.len()
+    );
+    for lines in by_opcode.values() {
+        let forms: Vec<isa_forms::Form> = lines
+            .iter()
+            .map(|&(n, line)| {
+                isa_forms::parse_form(n, line).unwrap_or_else(|e| panic!("{PATH}: {e}"))
+            })
+            .collect();
+        let _ = writeln!(opcodes, "    {},", isa_forms_code::forms_literal(&forms));
     }
     let words = by_opcode
         .keys()

@@ -1304,8 +1304,10 @@ impl Checker {
                 .flat_map(|f| {
                     f.types
                         .first()
-                        .map(|s| s.allowed.clone())
+                        .map(|s| s.allowed)
                         .unwrap_or_default()
+                        .iter()
+                        .copied()
                 })
                 .collect();
             allowed.dedup();
@@ -1541,7 +1543,7 @@ impl Checker {
             }
             used[g] = Some(m);
         }
-        for f in &form.fixed {
+        for f in form.fixed {
             if !mods.iter().any(|m| m.text == *f) {
                 let span = mods.last().map_or(Span::default(), |m| m.span);
                 return Some((
@@ -1558,7 +1560,7 @@ impl Checker {
                     .or_else(|| types.last().map(|t| t.1));
                 return Some((
                     span.unwrap_or_default(),
-                    format!("'{opcode}' needs one of {}", short_list(&g.alternatives)),
+                    format!("'{opcode}' needs one of {}", short_list(g.alternatives)),
                 ));
             }
         }

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod check;
 pub mod isa;
+pub mod isa_forms;
 pub mod lexer;
 pub mod print;
 pub mod types;
