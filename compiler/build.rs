@@ -92,6 +92,25 @@ fn isa_opcodes() {
             .collect();
         let _ = writeln!(opcodes, "    {},", isa_forms_code::forms_literal(&forms));
     }
+    // Lookups as `match`es (compiled to a switch on the length and compares): an opcode's
+    // position in `OPCODES`, and the first words of the compound opcodes (`cp` of `cp.async`).
+    opcodes.push_str("];\n/// The position of an opcode in [`OPCODES`].\n");
+    opcodes.push_str("fn opcode_index(opcode: &str) -> Option<usize> {\n    match opcode {\n");
+    for (k, op) in by_opcode.keys().enumerate() {
+        let _ = writeln!(opcodes, "        {op:?} => Some({k}),");
+    }
+    opcodes.push_str("        _ => None,\n    }\n}\n");
+    let heads: std::collections::BTreeSet<&str> = by_opcode
+        .keys()
+        .filter_map(|k| k.split_once('.').map(|(h, _)| h))
+        .collect();
+    let heads: Vec<String> = heads.iter().map(|h| format!("{h:?}")).collect();
+    let _ = write!(
+        opcodes,
+        "/// Whether `head` is the first word of a compound opcode (`cp` of `cp.async.bulk`).\n\
+         fn is_compound_head(head: &str) -> bool {{\n    matches!(head, {})\n}}\n",
+        heads.join(" | ")
+    );
     let words = by_opcode
         .keys()
         .map(|k| k.split('.').count())
@@ -99,7 +118,7 @@ fn isa_opcodes() {
         .unwrap_or(1);
     let _ = writeln!(
         opcodes,
-        "];\n/// The longest compound opcode, in words.\nconst MAX_OPCODE_WORDS: usize = {words};"
+        "/// The longest compound opcode, in words.\nconst MAX_OPCODE_WORDS: usize = {words};"
     );
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
     let write = |name: &str, text: &str| {
@@ -117,8 +136,8 @@ fn read(path: &str) -> &'static str {
 }
 
 /// `$OUT_DIR/latency_tables.rs`: `OPCODES`, `RAW` and `ISSUE` (the rows), `MAX_LATENCY`, and the
-/// index entries `BY_MNEMONIC`, `NAMES` (a name's number is its position), `RAW_INDEX` and
-/// `ISSUE_INDEX` (key → row) that `latency::Model` hashes.
+/// indexes as functions `by_mnemonic`, `name_id` (a name's number is its position in the
+/// index's name list), `raw_index` and `issue_index` (key → row).
 fn latency_tables() {
     const DIR: &str = "src/target/sm90a/latency";
     println!("cargo:rerun-if-changed={DIR}/tables.rs");
@@ -155,33 +174,33 @@ fn latency_tables() {
     }
     let _ = writeln!(out, "pub const MAX_LATENCY: u8 = {};\n", ix.max_latency);
 
-    let _ = writeln!(
-        out,
-        "pub static BY_MNEMONIC: [(&str, &[usize]); {}] = [",
-        ix.by_mnemonic.len()
-    );
+    // The indexes as `match` functions: compiled into comparisons, so that a process builds no
+    // hash table before its first lookup.
+    out.push_str("/// Mnemonic → its rows of `OPCODES`.\n");
+    out.push_str("pub fn by_mnemonic(m: &str) -> Option<&'static [usize]> {\n    match m {\n");
     for (m, rows) in &ix.by_mnemonic {
-        let _ = writeln!(out, "    ({m:?}, &{rows:?}),");
+        let _ = writeln!(out, "        {m:?} => Some(&{rows:?}),");
     }
-    out.push_str("];\n\n");
-    let _ = writeln!(
-        out,
-        "pub static NAMES: [&str; {}] = {:?};\n",
-        ix.names.len(),
-        ix.names
-    );
-    let _ = writeln!(
-        out,
-        "pub static RAW_INDEX: [(u64, usize); {}] = {:?};\n",
-        ix.raw.len(),
-        ix.raw
-    );
-    let _ = writeln!(
-        out,
-        "pub static ISSUE_INDEX: [(u64, usize); {}] = {:?};\n",
-        ix.issue.len(),
-        ix.issue
-    );
+    out.push_str("        _ => None,\n    }\n}\n\n");
+    out.push_str("/// The number of a class, pipe or operand name.\n");
+    out.push_str("pub fn name_id(n: &str) -> Option<u32> {\n    match n {\n");
+    for (k, n) in ix.names.iter().enumerate() {
+        let _ = writeln!(out, "        {n:?} => Some({k}),");
+    }
+    out.push_str("        _ => None,\n    }\n}\n\n");
+    for (name, index, what) in [
+        ("raw_index", &ix.raw, "`raw_key` → row of `RAW`"),
+        ("issue_index", &ix.issue, "`issue_key` → row of `ISSUE`"),
+    ] {
+        let _ = writeln!(
+            out,
+            "/// {what}.\npub fn {name}(key: u64) -> Option<usize> {{\n    match key {{"
+        );
+        for (key, row) in index {
+            let _ = writeln!(out, "        {key:#x} => Some({row}),");
+        }
+        out.push_str("        _ => None,\n    }\n}\n\n");
+    }
     let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("latency_tables.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
 }

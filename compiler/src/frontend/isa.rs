@@ -105,27 +105,9 @@ impl Isa {
 }
 
 // From build.rs: `OPCODES` (each opcode with its lines, sorted by opcode), `OPCODE_FORMS` (the
-// forms of `OPCODES[k]`, parsed) and `MAX_OPCODE_WORDS`.
+// forms of `OPCODES[k]`, parsed), `MAX_OPCODE_WORDS`, and the lookups `opcode_index` (an
+// opcode's position in `OPCODES`) and `is_compound_head` (`cp` of `cp.async.bulk`).
 include!(concat!(env!("OUT_DIR"), "/isa_opcodes.rs"));
-
-/// The position of an opcode in [`OPCODES`].
-fn opcode_index(opcode: &str) -> Option<usize> {
-    OPCODES.binary_search_by(|(op, _)| (*op).cmp(opcode)).ok()
-}
-
-/// Whether `head` is the first word of a compound opcode (`cp` of `cp.async.bulk`).
-fn is_compound_head(head: &str) -> bool {
-    // The compound opcodes `head.…` sort right after `head` itself (if present), before any
-    // other opcode that merely starts with `head`'s letters.
-    let dotted = |op: &str| {
-        op.len() > head.len() && op.starts_with(head) && op.as_bytes()[head.len()] == b'.'
-    };
-    let from = OPCODES.partition_point(|(op, _)| *op < head);
-    OPCODES[from..]
-        .iter()
-        .take_while(|(op, _)| op.starts_with(head))
-        .any(|(op, _)| dotted(op))
-}
 
 #[cfg(test)]
 mod tests {

@@ -67,18 +67,29 @@ pub struct Model {
     pub opcodes: Cow<'static, [OpClass]>,
     pub raw: Cow<'static, [Row]>,
     pub issue: Cow<'static, [Row]>,
-    /// Mnemonic → its rows of `opcodes`.
-    by_mnemonic: HashMap<&'static str, Cow<'static, [usize]>>,
-    /// Every class, pipe and operand name the row tables use, as a small number (lookups hash
-    /// numbers instead of building strings).
-    names: HashMap<&'static str, u32>,
-    /// [`raw_key`] → row of `raw`.
-    raw_index: HashMap<u64, usize>,
-    /// [`issue_key`] → row of `issue`.
-    issue_index: HashMap<u64, usize>,
+    /// Mnemonic → rows, name → number, and keys → rows.
+    index: Index,
     /// The number of the name `*`.
     star: Option<u32>,
     max_latency: u8,
+}
+
+/// A model's indexes: the embedded model's are functions `build.rs` generated (no table is built
+/// at start-up); a model parsed from other tables hashes.
+#[derive(Debug)]
+enum Index {
+    Embedded,
+    Parsed {
+        /// Mnemonic → its rows of `opcodes`.
+        by_mnemonic: HashMap<&'static str, Vec<usize>>,
+        /// Every class, pipe and operand name the row tables use, as a small number (lookups
+        /// hash numbers instead of building strings).
+        names: HashMap<&'static str, u32>,
+        /// [`raw_key`] → row of `raw`.
+        raw_index: HashMap<u64, usize>,
+        /// [`issue_key`] → row of `issue`.
+        issue_index: HashMap<u64, usize>,
+    },
 }
 
 /// The embedded tables.
@@ -115,56 +126,57 @@ impl Model {
             opcodes: Cow::Owned(opcodes),
             raw: Cow::Owned(raw),
             issue: Cow::Owned(issue),
-            by_mnemonic: ix
-                .by_mnemonic
-                .into_iter()
-                .map(|(m, rows)| (m, Cow::Owned(rows)))
-                .collect(),
-            names,
-            raw_index: ix.raw.into_iter().collect(),
-            issue_index: ix.issue.into_iter().collect(),
+            index: Index::Parsed {
+                by_mnemonic: ix.by_mnemonic.into_iter().collect(),
+                names,
+                raw_index: ix.raw.into_iter().collect(),
+                issue_index: ix.issue.into_iter().collect(),
+            },
         })
     }
 
     /// The embedded tables: rows and keys as `build.rs` parsed and numbered them.
     fn embedded() -> Model {
-        let names: HashMap<&'static str, u32> = embedded::NAMES
-            .iter()
-            .enumerate()
-            .map(|(k, &n)| (n, k as u32))
-            .collect();
         Model {
-            star: names.get("*").copied(),
+            star: embedded::name_id("*"),
             opcodes: Cow::Borrowed(&embedded::OPCODES),
             raw: Cow::Borrowed(&embedded::RAW),
             issue: Cow::Borrowed(&embedded::ISSUE),
-            by_mnemonic: embedded::BY_MNEMONIC
-                .iter()
-                .map(|&(m, rows)| (m, Cow::Borrowed(rows)))
-                .collect(),
-            names,
-            raw_index: embedded::RAW_INDEX.iter().copied().collect(),
-            issue_index: embedded::ISSUE_INDEX.iter().copied().collect(),
+            index: Index::Embedded,
             max_latency: embedded::MAX_LATENCY,
         }
     }
 
     /// The `opcodes.csv` rows of a mnemonic.
     fn mnemonic_rows(&self, mnemonic: &str) -> Option<&[usize]> {
-        self.by_mnemonic.get(mnemonic).map(|rows| &rows[..])
+        match &self.index {
+            Index::Embedded => embedded::by_mnemonic(mnemonic),
+            Index::Parsed { by_mnemonic, .. } => by_mnemonic.get(mnemonic).map(|rows| &rows[..]),
+        }
     }
 
     /// The number of a class, pipe or operand name (`None` for a name no row uses).
     fn name_id(&self, name: &str) -> Option<u32> {
-        self.names.get(name).copied()
+        match &self.index {
+            Index::Embedded => embedded::name_id(name),
+            Index::Parsed { names, .. } => names.get(name).copied(),
+        }
     }
 
     fn raw_at(&self, key: u64) -> Option<&Row> {
-        self.raw_index.get(&key).map(|&k| &self.raw[k])
+        let k = match &self.index {
+            Index::Embedded => embedded::raw_index(key),
+            Index::Parsed { raw_index, .. } => raw_index.get(&key).copied(),
+        };
+        k.map(|k| &self.raw[k])
     }
 
     fn issue_at(&self, key: u64) -> Option<&Row> {
-        self.issue_index.get(&key).map(|&k| &self.issue[k])
+        let k = match &self.index {
+            Index::Embedded => embedded::issue_index(key),
+            Index::Parsed { issue_index, .. } => issue_index.get(&key).copied(),
+        };
+        k.map(|k| &self.issue[k])
     }
 
     /// The row of `opcodes.csv` for a mnemonic and its modifiers, if any.
