@@ -493,3 +493,8 @@ impl Expr {
         }
     }
 }
+
+/// The values of a list of boxes (the grammar boxes large nodes while it parses them).
+pub(crate) fn unbox<T>(v: Vec<Box<T>>) -> Vec<T> {
+    v.into_iter().map(|b| *b).collect()
+}
