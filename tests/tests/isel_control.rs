@@ -355,3 +355,193 @@ fn setmaxnreg_recipes_match_ptxas() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A kernel that calls the driver's `vprintf` with a format string and a local argument buffer,
+/// keeping `%r1` live across the call (the pattern nvcc emits for `printf`).
+const PRINTF: &str = ".version 8.7
+.target sm_90a
+.address_size 64
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 $str[4] = {37, 100, 10, 0};
+.visible .entry pf(.param .u64 out)
+{
+	.local .align 8 .b8 __local_depot0[8];
+	.reg .b64 %SP; .reg .b64 %SPL;
+	.reg .b32 %r<4>; .reg .b64 %rd<8>;
+	mov.u64 %SPL, __local_depot0;
+	cvta.local.u64 %SP, %SPL;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	add.u64 %rd2, %SP, 0;
+	add.u64 %rd3, %SPL, 0;
+	st.local.u32 [%rd3], %r1;
+	mov.u64 %rd4, $str;
+	cvta.global.u64 %rd5, %rd4;
+	{
+	.param .b64 param0; st.param.b64 [param0+0], %rd5;
+	.param .b64 param1; st.param.b64 [param1+0], %rd2;
+	.param .b32 retval0;
+	call.uni (retval0), vprintf, (param0, param1);
+	ld.param.b32 %r2, [retval0+0];
+	}
+	cvta.to.global.u64 %rd6, %rd1;
+	add.u32 %r3, %r2, %r1;
+	st.global.u32 [%rd6], %r3;
+	ret;
+}
+";
+
+/// Registers written by an instruction line (its first operand), words of `.64` included.
+fn written(line: &str) -> Vec<String> {
+    let Some((op, rest)) = line.split_once(' ') else {
+        return Vec::new();
+    };
+    let first = rest.split(',').next().unwrap_or("").trim();
+    let Some(n) = first.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) else {
+        return Vec::new();
+    };
+    let wide = op.contains(".64") || op.starts_with("IMAD.WIDE") || op.starts_with("LEPC");
+    let mut v = vec![format!("R{n}")];
+    if wide {
+        v.push(format!("R{}", n + 1));
+    }
+    v
+}
+
+/// ptxas's calling convention for a call out of the module (`vprintf`, `__assertfail`), as
+/// ptxc implements it (`lower/isel/call.rs`, `docs/passes/lowering.md` "Calls"): the callee's
+/// address from a relocated `.nv.constant4` slot, arguments in R4:R5 and R6:R7, the return
+/// address in R20:R21 (`LEPC`), `CALL.ABS.NOINC`; the result in R4; a value live across the
+/// call outside the caller-saved registers; EIATTR_EXTERNS, EIATTR_SYSCALL_OFFSETS (the CALL)
+/// and a `.nv.callgraph` edge. ptxas's own code for the same PTX has the same shape.
+#[test]
+fn external_calls_follow_ptxas_abi() {
+    let src = SourceFile::new("pf.ptx".to_string(), PRINTF.to_string());
+    let (encoded, built, _) = ptxc_tests::compile_pipeline(&src)
+        .map_err(|d| src.render(&d[0]))
+        .unwrap();
+    let lines = ptxc_tests::listing_lines(&encoded[0]);
+    let call = lines
+        .iter()
+        .position(|l| l == "CALL.ABS.NOINC R2" || l.starts_with("CALL.ABS.NOINC R"))
+        .unwrap_or_else(|| panic!("no CALL.ABS.NOINC in {lines:#?}"));
+    assert!(
+        lines[call - 1].starts_with("LEPC R20, "),
+        "{}",
+        lines[call - 1]
+    );
+    // The LEPC's return address is the instruction after the CALL.
+    let ret = format!("LEPC R20, {:#x}", (call + 1) * 16);
+    assert_eq!(lines[call - 1], ret);
+    let target = lines[call].rsplit(' ').next().unwrap().to_string();
+    let loads = lines[..call]
+        .iter()
+        .find(|l| l.starts_with(&format!("LDC.64 {target}, c[0x4][R")))
+        .unwrap_or_else(|| panic!("the callee's address is not loaded from c[0x4]: {lines:#?}"));
+    assert!(loads.ends_with(']'), "{loads}");
+    // Both arguments were written into R4–R7 before the call.
+    let before: Vec<String> = lines[..call].iter().flat_map(|l| written(l)).collect();
+    for r in ["R4", "R5", "R6", "R7"] {
+        assert!(before.contains(&r.to_string()), "{r} not set: {lines:#?}");
+    }
+    // The result is read from R4 after the call, and `%r1` (the thread index) from a register
+    // the callee keeps (R16 and up).
+    let after = &lines[call + 1];
+    assert!(
+        after.starts_with("IADD3 ") && after.contains("R4"),
+        "{after}"
+    );
+    let s2r = lines.iter().find(|l| l.starts_with("S2R ")).unwrap();
+    let tid: u32 = written(s2r)[0][1..].parse().unwrap();
+    assert!(tid >= 16 && tid != 20 && tid != 21, "{s2r}");
+
+    let f = &built.cubin.functions[0];
+    assert_eq!(f.attrs.externs, ["vprintf"]);
+    assert_eq!(f.callees, ["vprintf"]);
+    assert_eq!(f.attrs.syscall_offsets, [(call * 16) as u32]);
+    assert_eq!(f.resolved, ptxc::emit::model::Resolved::NamesOnly);
+    assert!(
+        built
+            .cubin
+            .externs
+            .iter()
+            .any(|e| e.name == "vprintf" && e.kind == ptxc::emit::model::ExternKind::Function)
+    );
+    // `.nv.constant4`: vprintf (declared first) at slot 0, `$str` at slot 8, both R_CUDA_64.
+    let bank4 = built.cubin.bank4.as_ref().expect(".nv.constant4");
+    let relocs: Vec<(u64, &str, u32)> = bank4
+        .relocs
+        .iter()
+        .map(|r| (r.offset, r.symbol.as_str(), r.ty))
+        .collect();
+    assert!(
+        relocs.contains(&(0, "vprintf", runtime_abi::reloc::R_CUDA_64)),
+        "{relocs:?}"
+    );
+    assert!(
+        relocs.contains(&(8, "$str", runtime_abi::reloc::R_CUDA_64)),
+        "{relocs:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "MOV R0, 0x0" || l.ends_with(", 0x0"))
+    );
+
+    // ptxas's code for the same PTX: the same convention.
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("pf.ptx");
+    std::fs::write(&path, PRINTF).unwrap();
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let sass = cuobjdump_sass(res.cubin.as_ref().expect("ptxas compiles it")).unwrap();
+    let theirs: Vec<String> = sass
+        .lines()
+        .filter_map(|l| l.split_once("*/").map(|(_, t)| t))
+        .map(|t| t.split(';').next().unwrap_or("").trim().to_string())
+        .filter(|t| !t.is_empty() && !t.starts_with("/*"))
+        .collect();
+    let call = theirs
+        .iter()
+        .position(|l| l.starts_with("CALL.ABS.NOINC R"))
+        .expect("ptxas calls through a register");
+    assert!(theirs[call - 1].starts_with("LEPC R20, "));
+    let before: Vec<String> = theirs[..call].iter().flat_map(|l| written(l)).collect();
+    for r in ["R4", "R5", "R6", "R7"] {
+        assert!(
+            before.contains(&r.to_string()),
+            "ptxas: {r} not set: {theirs:#?}"
+        );
+    }
+    assert!(
+        theirs
+            .iter()
+            .any(|l| l.starts_with("LDC.64 R") && l.contains("c[0x4][R"))
+    );
+}
+
+#[test]
+fn external_call_limits_name_themselves() {
+    // A guarded call and a predicate live across a call are refused with their reason.
+    let guarded = ".version 8.7
+.target sm_90a
+.address_size 64
+.extern .func __assertfail (.param .b64 a);
+.visible .entry k(.param .u64 p)
+{
+	.reg .u64 %rd; .reg .pred %p;
+	ld.param.u64 %rd, [p];
+	setp.eq.u64 %p, %rd, 0;
+	{
+	.param .b64 param0; st.param.b64 [param0+0], %rd;
+	@%p call.uni __assertfail, (param0);
+	}
+	ret;
+}
+";
+    let src = SourceFile::new("g.ptx".to_string(), guarded.to_string());
+    let err = ptxc_tests::compile_pipeline(&src)
+        .map(|_| ())
+        .map_err(|d| src.render(&d[0]))
+        .expect_err("guarded call");
+    assert!(err.contains("guarded call of `__assertfail`"), "{err}");
+}
