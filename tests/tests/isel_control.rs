@@ -545,3 +545,88 @@ fn external_call_limits_name_themselves() {
         .expect_err("guarded call");
     assert!(err.contains("guarded call of `__assertfail`"), "{err}");
 }
+
+/// ptxas's clobber set, measured on the probes of `tests/sass-probes/ptx/calls.ptx` (values
+/// live across a call to `vprintf`): every register ptxas reads after the `CALL` before writing
+/// it (a value that lived across the call) is one ptxc's allocator also keeps across calls
+/// ([`ptxc::passes::regalloc::call_clobbers`]), except the result (R4, R5), the stack pointer
+/// R1, and R2, which ptxas keeps across the call but ptxc conservatively does not.
+#[test]
+fn ptxas_keeps_values_across_calls_only_where_ptxc_may() {
+    use ptxc::mir::RegClass;
+    use ptxc::target::sm90a::{self as sass, RegFile};
+    let path = ptxc_tests::workspace_root().join("tests/sass-probes/ptx/calls.ptx");
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles the probes"))
+        .expect("ptxas's cubin reads");
+    let mut kernels = 0;
+    let mut kept = std::collections::BTreeSet::new();
+    for f in &cubin.functions {
+        let words: Vec<[u64; 2]> = f
+            .code
+            .chunks(16)
+            .map(|c| {
+                [
+                    u64::from_le_bytes(c[..8].try_into().unwrap()),
+                    u64::from_le_bytes(c[8..].try_into().unwrap()),
+                ]
+            })
+            .collect();
+        // ptxc's tables lack `P2R` (ptxas's predicate saves before the call): only the code
+        // after the call must decode.
+        let decoded: Vec<Option<sass::Instr>> = words
+            .iter()
+            .enumerate()
+            .map(|(k, w)| sass::decode_at(*w, k as u64 * 16).ok())
+            .collect();
+        let Some(call) = decoded
+            .iter()
+            .position(|i| i.as_ref().is_some_and(|i| i.mnemonic == "CALL"))
+        else {
+            continue;
+        };
+        kernels += 1;
+        let mut written = std::collections::BTreeSet::new();
+        for (k, i) in decoded.iter().enumerate().skip(call + 1) {
+            let i = i.as_ref().expect("the code after the call decodes");
+            if i.mnemonic == "EXIT" {
+                break;
+            }
+            let (_, accesses) = sass::roles::word_accesses(words[k]).unwrap();
+            for a in accesses.iter().filter(|a| !a.write) {
+                for n in a.reg.num..a.reg.num.saturating_add(a.count) {
+                    let class = match a.reg.file {
+                        RegFile::Gpr if n != 255 => RegClass::Gpr,
+                        RegFile::Ugpr if n != 63 => RegClass::Ugpr,
+                        RegFile::Pred if n != 7 => RegClass::Pred,
+                        _ => continue,
+                    };
+                    if !written.contains(&(a.reg.file, n)) {
+                        kept.insert((a.reg.file, n));
+                        let allowed = class == RegClass::Gpr && matches!(n, 1 | 2 | 4 | 5);
+                        assert!(
+                            allowed || !ptxc::passes::regalloc::call_clobbers(class, n.into()),
+                            "{}: ptxas keeps {:?} {n} across the call: {}",
+                            f.name,
+                            a.reg.file,
+                            i
+                        );
+                    }
+                }
+            }
+            for a in accesses.iter().filter(|a| a.write) {
+                for n in a.reg.num..a.reg.num.saturating_add(a.count) {
+                    written.insert((a.reg.file, n));
+                }
+            }
+        }
+    }
+    assert_eq!(kernels, 6, "the probes' kernels with a call");
+    // The probes do exercise the callee-saved registers: R16 and up, UR36 and up.
+    assert!(kept.contains(&(RegFile::Gpr, 16)), "{kept:?}");
+    assert!(
+        kept.iter().any(|&(f, n)| f == RegFile::Gpr && n > 40),
+        "{kept:?}"
+    );
+    assert!(kept.contains(&(RegFile::Ugpr, 36)), "{kept:?}");
+}

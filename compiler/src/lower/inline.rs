@@ -399,7 +399,8 @@ impl Inliner<'_> {
             self.error(
                 name.span,
                 format!(
-                    "ptxc cannot lower the recursive call of `{}` (calls are inlined)",
+                    "ptxc cannot lower the recursive call of `{}` yet: ptxc inlines calls and \
+                     does not emit `.func`s as subroutines (CALL.REL/RET.REL)",
                     name.text
                 ),
             );

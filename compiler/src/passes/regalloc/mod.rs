@@ -151,7 +151,8 @@ fn intervals(f: &Function) -> Vec<Option<Interval>> {
 /// The registers a `CALL` to a function ptxc did not compile may overwrite, per register file:
 /// `R0`–`R15` and `R20`/`R21` (arguments, results and scratch, the return address), `UR0`–`UR35`,
 /// every predicate. Measured with ptxas 13.1 on kernels that keep many values live across a
-/// call to `vprintf` (`docs/passes/lowering.md`, "Calls"): ptxas keeps them in `R2`, `R16`–`R19`
+/// call to `vprintf` (`tests/sass-probes/ptx/calls.ptx`; `docs/passes/lowering.md`, "Calls out
+/// of the module"; re-checked by `tests/tests/isel_control.rs`): ptxas keeps them in `R2`, `R16`–`R19`
 /// and `R22` up, in `UR36` up, and saves predicates to general registers (`P2R`); it never
 /// keeps one in `R0`, `R3`–`R15`, `R20`, `R21`, `UR4`–`UR35` or `P0`–`P6`. ptxc also leaves out
 /// `R2`, which ptxas uses once but whose preservation no document states.
