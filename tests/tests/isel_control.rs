@@ -544,6 +544,23 @@ fn external_call_limits_name_themselves() {
         .map_err(|d| src.render(&d[0]))
         .expect_err("guarded call");
     assert!(err.contains("guarded call of `__assertfail`"), "{err}");
+
+    // A predicate live across a call (ptxas saves it with P2R; ptxc does not yet).
+    let pred = guarded.replace(
+        "@%p call.uni __assertfail, (param0);\n\t}\n\tret;",
+        "call.uni __assertfail, (param0);\n\t}\n\t@%p st.global.u64 [%rd], %rd;\n\tret;",
+    );
+    assert_ne!(pred, guarded);
+    let src = SourceFile::new("p.ptx".to_string(), pred);
+    let err = ptxc_tests::compile_pipeline(&src)
+        .map(|_| ())
+        .map_err(|d| src.render(&d[0]))
+        .expect_err("predicate across a call");
+    assert!(
+        err.contains("ptxc cannot keep a predicate live across a call yet")
+            && !err.contains("internal error"),
+        "{err}"
+    );
 }
 
 /// ptxas's clobber set, measured on the probes of `tests/sass-probes/ptx/calls.ptx` (values
