@@ -355,3 +355,295 @@ fn setmaxnreg_recipes_match_ptxas() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A kernel that calls the driver's `vprintf` with a format string and a local argument buffer,
+/// keeping `%r1` live across the call (the pattern nvcc emits for `printf`).
+const PRINTF: &str = ".version 8.7
+.target sm_90a
+.address_size 64
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 $str[4] = {37, 100, 10, 0};
+.visible .entry pf(.param .u64 out)
+{
+	.local .align 8 .b8 __local_depot0[8];
+	.reg .b64 %SP; .reg .b64 %SPL;
+	.reg .b32 %r<4>; .reg .b64 %rd<8>;
+	mov.u64 %SPL, __local_depot0;
+	cvta.local.u64 %SP, %SPL;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	add.u64 %rd2, %SP, 0;
+	add.u64 %rd3, %SPL, 0;
+	st.local.u32 [%rd3], %r1;
+	mov.u64 %rd4, $str;
+	cvta.global.u64 %rd5, %rd4;
+	{
+	.param .b64 param0; st.param.b64 [param0+0], %rd5;
+	.param .b64 param1; st.param.b64 [param1+0], %rd2;
+	.param .b32 retval0;
+	call.uni (retval0), vprintf, (param0, param1);
+	ld.param.b32 %r2, [retval0+0];
+	}
+	cvta.to.global.u64 %rd6, %rd1;
+	add.u32 %r3, %r2, %r1;
+	st.global.u32 [%rd6], %r3;
+	ret;
+}
+";
+
+/// Registers written by an instruction line (its first operand), words of `.64` included.
+fn written(line: &str) -> Vec<String> {
+    let Some((op, rest)) = line.split_once(' ') else {
+        return Vec::new();
+    };
+    let first = rest.split(',').next().unwrap_or("").trim();
+    let Some(n) = first.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) else {
+        return Vec::new();
+    };
+    let wide = op.contains(".64") || op.starts_with("IMAD.WIDE") || op.starts_with("LEPC");
+    let mut v = vec![format!("R{n}")];
+    if wide {
+        v.push(format!("R{}", n + 1));
+    }
+    v
+}
+
+/// ptxas's calling convention for a call out of the module (`vprintf`, `__assertfail`), as
+/// ptxc implements it (`lower/isel/call.rs`, `docs/passes/lowering.md` "Calls"): the callee's
+/// address from a relocated `.nv.constant4` slot, arguments in R4:R5 and R6:R7, the return
+/// address in R20:R21 (`LEPC`), `CALL.ABS.NOINC`; the result in R4; a value live across the
+/// call outside the caller-saved registers; EIATTR_EXTERNS, EIATTR_SYSCALL_OFFSETS (the CALL)
+/// and a `.nv.callgraph` edge. ptxas's own code for the same PTX has the same shape.
+#[test]
+fn external_calls_follow_ptxas_abi() {
+    let src = SourceFile::new("pf.ptx".to_string(), PRINTF.to_string());
+    let (encoded, built, _) = ptxc_tests::compile_pipeline(&src)
+        .map_err(|d| src.render(&d[0]))
+        .unwrap();
+    let lines = ptxc_tests::listing_lines(&encoded[0]);
+    let call = lines
+        .iter()
+        .position(|l| l == "CALL.ABS.NOINC R2" || l.starts_with("CALL.ABS.NOINC R"))
+        .unwrap_or_else(|| panic!("no CALL.ABS.NOINC in {lines:#?}"));
+    assert!(
+        lines[call - 1].starts_with("LEPC R20, "),
+        "{}",
+        lines[call - 1]
+    );
+    // The LEPC's return address is the instruction after the CALL.
+    let ret = format!("LEPC R20, {:#x}", (call + 1) * 16);
+    assert_eq!(lines[call - 1], ret);
+    let target = lines[call].rsplit(' ').next().unwrap().to_string();
+    let loads = lines[..call]
+        .iter()
+        .find(|l| l.starts_with(&format!("LDC.64 {target}, c[0x4][R")))
+        .unwrap_or_else(|| panic!("the callee's address is not loaded from c[0x4]: {lines:#?}"));
+    assert!(loads.ends_with(']'), "{loads}");
+    // Both arguments were written into R4–R7 before the call.
+    let before: Vec<String> = lines[..call].iter().flat_map(|l| written(l)).collect();
+    for r in ["R4", "R5", "R6", "R7"] {
+        assert!(before.contains(&r.to_string()), "{r} not set: {lines:#?}");
+    }
+    // The result is read from R4 after the call, and `%r1` (the thread index) from a register
+    // the callee keeps (R16 and up).
+    let after = &lines[call + 1];
+    assert!(
+        after.starts_with("IADD3 ") && after.contains("R4"),
+        "{after}"
+    );
+    let s2r = lines.iter().find(|l| l.starts_with("S2R ")).unwrap();
+    let tid: u32 = written(s2r)[0][1..].parse().unwrap();
+    assert!(tid >= 16 && tid != 20 && tid != 21, "{s2r}");
+
+    let f = &built.cubin.functions[0];
+    assert_eq!(f.attrs.externs, ["vprintf"]);
+    assert_eq!(f.callees, ["vprintf"]);
+    assert_eq!(f.attrs.syscall_offsets, [(call * 16) as u32]);
+    assert_eq!(f.resolved, ptxc::emit::model::Resolved::NamesOnly);
+    assert!(
+        built
+            .cubin
+            .externs
+            .iter()
+            .any(|e| e.name == "vprintf" && e.kind == ptxc::emit::model::ExternKind::Function)
+    );
+    // `.nv.constant4`: vprintf (declared first) at slot 0, `$str` at slot 8, both R_CUDA_64.
+    let bank4 = built.cubin.bank4.as_ref().expect(".nv.constant4");
+    let relocs: Vec<(u64, &str, u32)> = bank4
+        .relocs
+        .iter()
+        .map(|r| (r.offset, r.symbol.as_str(), r.ty))
+        .collect();
+    assert!(
+        relocs.contains(&(0, "vprintf", runtime_abi::reloc::R_CUDA_64)),
+        "{relocs:?}"
+    );
+    assert!(
+        relocs.contains(&(8, "$str", runtime_abi::reloc::R_CUDA_64)),
+        "{relocs:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "MOV R0, 0x0" || l.ends_with(", 0x0"))
+    );
+
+    // ptxas's code for the same PTX: the same convention.
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("pf.ptx");
+    std::fs::write(&path, PRINTF).unwrap();
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let sass = cuobjdump_sass(res.cubin.as_ref().expect("ptxas compiles it")).unwrap();
+    let theirs: Vec<String> = sass
+        .lines()
+        .filter_map(|l| l.split_once("*/").map(|(_, t)| t))
+        .map(|t| t.split(';').next().unwrap_or("").trim().to_string())
+        .filter(|t| !t.is_empty() && !t.starts_with("/*"))
+        .collect();
+    let call = theirs
+        .iter()
+        .position(|l| l.starts_with("CALL.ABS.NOINC R"))
+        .expect("ptxas calls through a register");
+    assert!(theirs[call - 1].starts_with("LEPC R20, "));
+    let before: Vec<String> = theirs[..call].iter().flat_map(|l| written(l)).collect();
+    for r in ["R4", "R5", "R6", "R7"] {
+        assert!(
+            before.contains(&r.to_string()),
+            "ptxas: {r} not set: {theirs:#?}"
+        );
+    }
+    assert!(
+        theirs
+            .iter()
+            .any(|l| l.starts_with("LDC.64 R") && l.contains("c[0x4][R"))
+    );
+}
+
+#[test]
+fn external_call_limits_name_themselves() {
+    // A guarded call and a predicate live across a call are refused with their reason.
+    let guarded = ".version 8.7
+.target sm_90a
+.address_size 64
+.extern .func __assertfail (.param .b64 a);
+.visible .entry k(.param .u64 p)
+{
+	.reg .u64 %rd; .reg .pred %p;
+	ld.param.u64 %rd, [p];
+	setp.eq.u64 %p, %rd, 0;
+	{
+	.param .b64 param0; st.param.b64 [param0+0], %rd;
+	@%p call.uni __assertfail, (param0);
+	}
+	ret;
+}
+";
+    let src = SourceFile::new("g.ptx".to_string(), guarded.to_string());
+    let err = ptxc_tests::compile_pipeline(&src)
+        .map(|_| ())
+        .map_err(|d| src.render(&d[0]))
+        .expect_err("guarded call");
+    assert!(err.contains("guarded call of `__assertfail`"), "{err}");
+
+    // A predicate live across a call (ptxas saves it with P2R; ptxc does not yet).
+    let pred = guarded.replace(
+        "@%p call.uni __assertfail, (param0);\n\t}\n\tret;",
+        "call.uni __assertfail, (param0);\n\t}\n\t@%p st.global.u64 [%rd], %rd;\n\tret;",
+    );
+    assert_ne!(pred, guarded);
+    let src = SourceFile::new("p.ptx".to_string(), pred);
+    let err = ptxc_tests::compile_pipeline(&src)
+        .map(|_| ())
+        .map_err(|d| src.render(&d[0]))
+        .expect_err("predicate across a call");
+    assert!(
+        err.contains("ptxc cannot keep a predicate live across a call yet")
+            && !err.contains("internal error"),
+        "{err}"
+    );
+}
+
+/// ptxas's clobber set, measured on the probes of `tests/sass-probes/ptx/calls.ptx` (values
+/// live across a call to `vprintf`): every register ptxas reads after the `CALL` before writing
+/// it (a value that lived across the call) is one ptxc's allocator also keeps across calls
+/// ([`ptxc::passes::regalloc::call_clobbers`]), except the result (R4, R5), the stack pointer
+/// R1, and R2, which ptxas keeps across the call but ptxc conservatively does not.
+#[test]
+fn ptxas_keeps_values_across_calls_only_where_ptxc_may() {
+    use ptxc::mir::RegClass;
+    use ptxc::target::sm90a::{self as sass, RegFile};
+    let path = ptxc_tests::workspace_root().join("tests/sass-probes/ptx/calls.ptx");
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles the probes"))
+        .expect("ptxas's cubin reads");
+    let mut kernels = 0;
+    let mut kept = std::collections::BTreeSet::new();
+    for f in &cubin.functions {
+        let words: Vec<[u64; 2]> = f
+            .code
+            .chunks(16)
+            .map(|c| {
+                [
+                    u64::from_le_bytes(c[..8].try_into().unwrap()),
+                    u64::from_le_bytes(c[8..].try_into().unwrap()),
+                ]
+            })
+            .collect();
+        // ptxc's tables lack `P2R` (ptxas's predicate saves before the call): only the code
+        // after the call must decode.
+        let decoded: Vec<Option<sass::Instr>> = words
+            .iter()
+            .enumerate()
+            .map(|(k, w)| sass::decode_at(*w, k as u64 * 16).ok())
+            .collect();
+        let Some(call) = decoded
+            .iter()
+            .position(|i| i.as_ref().is_some_and(|i| i.mnemonic == "CALL"))
+        else {
+            continue;
+        };
+        kernels += 1;
+        let mut written = std::collections::BTreeSet::new();
+        for (k, i) in decoded.iter().enumerate().skip(call + 1) {
+            let i = i.as_ref().expect("the code after the call decodes");
+            if i.mnemonic == "EXIT" {
+                break;
+            }
+            let (_, accesses) = sass::roles::word_accesses(words[k]).unwrap();
+            for a in accesses.iter().filter(|a| !a.write) {
+                for n in a.reg.num..a.reg.num.saturating_add(a.count) {
+                    let class = match a.reg.file {
+                        RegFile::Gpr if n != 255 => RegClass::Gpr,
+                        RegFile::Ugpr if n != 63 => RegClass::Ugpr,
+                        RegFile::Pred if n != 7 => RegClass::Pred,
+                        _ => continue,
+                    };
+                    if !written.contains(&(a.reg.file, n)) {
+                        kept.insert((a.reg.file, n));
+                        let allowed = class == RegClass::Gpr && matches!(n, 1 | 2 | 4 | 5);
+                        assert!(
+                            allowed || !ptxc::passes::regalloc::call_clobbers(class, n.into()),
+                            "{}: ptxas keeps {:?} {n} across the call: {}",
+                            f.name,
+                            a.reg.file,
+                            i
+                        );
+                    }
+                }
+            }
+            for a in accesses.iter().filter(|a| a.write) {
+                for n in a.reg.num..a.reg.num.saturating_add(a.count) {
+                    written.insert((a.reg.file, n));
+                }
+            }
+        }
+    }
+    assert_eq!(kernels, 6, "the probes' kernels with a call");
+    // The probes do exercise the callee-saved registers: R16 and up, UR36 and up.
+    assert!(kept.contains(&(RegFile::Gpr, 16)), "{kept:?}");
+    assert!(
+        kept.iter().any(|&(f, n)| f == RegFile::Gpr && n > 40),
+        "{kept:?}"
+    );
+    assert!(kept.contains(&(RegFile::Ugpr, 36)), "{kept:?}");
+}

@@ -139,6 +139,14 @@ pub fn build(
         let frame = lowered.frames.get(i).cloned().unwrap_or_default();
         match kernel(&checked.module, af, mf, enc, &frame) {
             Ok((f, info)) => {
+                for name in &f.attrs.externs {
+                    if !cubin.externs.iter().any(|e| e.name == *name) {
+                        cubin.externs.push(Extern {
+                            name: name.clone(),
+                            kind: ExternKind::Function,
+                        });
+                    }
+                }
                 cubin.functions.push(f);
                 kernels.push(info);
             }
@@ -760,6 +768,7 @@ fn kernel(
     let mut first_spill = None;
     let mut has_bssy = false;
     let mut mbarrier_instrs = Vec::new();
+    let mut calls_at: Vec<u32> = Vec::new();
     for i in code_instrs {
         let at = i.addr as u32;
         match i.mnemonic {
@@ -824,6 +833,11 @@ fn kernel(
                 }
             }
             "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => {}
+            // A call out of the module (`lower/isel/call.rs`): ptxas records the CALL's offset
+            // as a system call and the callee among the externs (zluda/assertfail: SYSCALL_OFFSETS
+            // 0xf0, EXTERNS __assertfail).
+            "CALL" if i.mods.contains(&"ABS") => f.attrs.syscall_offsets.push(at),
+            "LEPC" => calls_at.push(at),
             "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
                 af.name.span,
                 format!(
@@ -892,6 +906,30 @@ fn kernel(
         f.shared = Some(SharedMem::with_user_bytes(u64::from(user), align));
     }
     f.unwind = super::listing::default_unwind(&f.code);
+    let callees = external_callees(mf);
+    if !callees.is_empty() {
+        // ptxas (zluda/assertfail, a vprintf probe): the callee is an extern of the kernel and
+        // an edge of `.nv.callgraph`; the call goes through `.nv.constant4`, so the code keeps
+        // no relocation, only the names of `.rela.text.<kernel>`. The unwind information says
+        // where the frame is defined for the callee: `DW_CFA_def_cfa R1, 0` at the `LEPC`,
+        // then an advance to the last EXIT.
+        f.attrs.externs = callees.clone();
+        f.callees = callees;
+        f.resolved = Resolved::NamesOnly;
+        if let (&[lepc], Some(&exit), 0) =
+            (&calls_at[..], f.attrs.exit_offsets.last(), f.frame_size)
+            && exit > lepc
+        {
+            f.unwind.ops = vec![
+                CfaOp::AdvanceLoc4(u64::from(lepc)),
+                CfaOp::DefCfa {
+                    reg: DWARF_R1,
+                    offset: 0,
+                },
+                CfaOp::AdvanceLoc4(u64::from(exit - lepc)),
+            ];
+        }
+    }
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -905,6 +943,25 @@ fn kernel(
         shared: u64::from(frame.shared_bytes),
     };
     Ok((f, info))
+}
+
+/// The functions a kernel calls through `.nv.constant4` (`LDC.64 R, c[0x4][R]` … `CALL.ABS`),
+/// in order of first call.
+fn external_callees(mf: &mir::Function) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in mf.blocks.iter().flat_map(|b| &b.insts) {
+        if i.mnemonic != "CALL" {
+            continue;
+        }
+        for o in &i.ops {
+            if let mir::OpKind::Func(name) = &o.kind
+                && !out.contains(name)
+            {
+                out.push(name.clone());
+            }
+        }
+    }
+    out
 }
 
 /// What `ptxas -v` prints for the module (standard error), in ptxas's wording and layout with

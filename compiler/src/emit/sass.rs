@@ -248,8 +248,15 @@ fn lay_out(
             if mi.is_pseudo() {
                 return Err(format!("`{mi}` reached emission in `{}`", f.name));
             }
-            let ops = mi
-                .ops
+            // A call out of the function names only the register with the callee's address;
+            // its other MIR operands are the arguments, the return address and the results
+            // the calling convention passes in fixed registers (`lower/isel/call.rs`).
+            let printed = if mi.mnemonic == "CALL" && mi.mods.contains(&"ABS") {
+                &mi.ops[..1]
+            } else {
+                &mi.ops[..]
+            };
+            let ops = printed
                 .iter()
                 .map(|o| operand(o, &starts))
                 .collect::<Result<Vec<_>, _>>()?;
@@ -275,6 +282,20 @@ fn lay_out(
             origin.push(Some((bi, ii, false)));
         }
         nops_at(insts.len(), &mut out, &mut origin);
+    }
+    // `LEPC` takes the return address of the `CALL` after it: the instruction that follows.
+    for k in 0..out.instrs.len() {
+        if out.instrs[k].mnemonic != "LEPC" {
+            continue;
+        }
+        let Some(call) = (k + 1..out.instrs.len()).find(|&j| out.instrs[j].mnemonic == "CALL")
+        else {
+            return Err(format!("`{}`: an LEPC without a CALL after it", f.name));
+        };
+        let ret = (call as u64 + 1) * 16;
+        if let Some(o) = out.instrs[k].operands.get_mut(1) {
+            *o = sass::target(ret);
+        }
     }
     out.code_len = out.instrs.len();
     // ptxas ends every function with `BRA self`, then NOPs up to a 128-byte boundary plus another

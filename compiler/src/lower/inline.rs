@@ -21,8 +21,14 @@
 //! * a `.reg` parameter (`.func (.reg .b32 r) f (.reg .b32 a)`) is a register: the call moves the
 //!   argument into it before the body and the result out after it.
 //!
-//! Recursion, indirect calls (through a register and a prototype) and calls to functions the
-//! module does not define (the driver's `vprintf`, `malloc`, …) are errors that name the call.
+//! A call to a function the module declares but does not define (`.extern .func vprintf`,
+//! `__assertfail`) stays a call: [`Inliner::extern_call`] turns its `.param` argument and return
+//! slots into registers (`st.param [param0+0], %x` → `mov param0, %x`), and instruction
+//! selection passes them in the registers of ptxas's calling convention
+//! (`lower/isel/call.rs`).
+//!
+//! Recursion and indirect calls (through a register and a prototype) are errors that name the
+//! call.
 
 use crate::diag::Diagnostic;
 use crate::frontend::ast::*;
@@ -52,8 +58,23 @@ pub fn inline_calls<'k>(
             _ => None,
         })
         .collect();
+    let externs: FxHashSet<&str> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f)
+                if f.body.is_none()
+                    && f.kind == FunctionKind::Func
+                    && !funcs.contains_key(f.name.text.as_str()) =>
+            {
+                Some(f.name.text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
     let mut inl = Inliner {
         funcs,
+        externs,
         next: 0,
         diags: Vec::new(),
         stack: vec![kernel.name.text.clone()],
@@ -82,6 +103,8 @@ fn needs_rewrite(stmts: &[Stmt]) -> bool {
 
 struct Inliner<'m> {
     funcs: FxHashMap<&'m str, &'m Function>,
+    /// Functions declared without a body (`.extern .func vprintf`): called, not inlined.
+    externs: FxHashSet<&'m str>,
     next: usize,
     diags: Vec<Diagnostic>,
     stack: Vec<String>,
@@ -102,6 +125,75 @@ fn body_params(stmts: &[Stmt]) -> FxHashSet<String> {
     out
 }
 
+/// The callee of a direct `call`.
+fn call_target(call: &Instruction) -> Option<&Name> {
+    let mut ops = call.operands.iter();
+    let mut first = ops.next();
+    if let Some(Operand::List(..)) = first {
+        first = ops.next();
+    }
+    match first {
+        Some(Operand::Expr(e)) => e.as_name(),
+        _ => None,
+    }
+}
+
+/// The return and argument names of a direct `call`.
+fn call_lists(call: &Instruction) -> (Vec<Name>, Vec<Name>) {
+    let names = |o: &Operand| match o {
+        Operand::List(items, _) => items
+            .iter()
+            .filter_map(|i| match i {
+                Operand::Expr(e) => e.as_name().cloned(),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    match &call.operands[..] {
+        [r @ Operand::List(..), _, a @ Operand::List(..), ..] => (names(r), names(a)),
+        [r @ Operand::List(..), _] => (names(r), Vec::new()),
+        [_, a @ Operand::List(..), ..] => (Vec::new(), names(a)),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Whether `s` is a scalar `ld.param`/`st.param` (`op`) of the whole slot `name` at offset 0.
+fn param_access(s: &Stmt, op: &str, name: &str) -> bool {
+    let Stmt::Instr(ins) = s else { return false };
+    if ins.opcode.text != op
+        || ins.guard.is_some()
+        || ins.modifiers.first().is_none_or(|m| m.text != ".param")
+        || ins.modifiers.iter().any(|m| m.text.starts_with(".v"))
+        || ins.operands.len() != 2
+    {
+        return false;
+    }
+    let addr = if op == "ld" {
+        &ins.operands[1]
+    } else {
+        &ins.operands[0]
+    };
+    let Operand::Address(parts, _) = addr else {
+        return false;
+    };
+    match parts.as_slice() {
+        [Operand::Expr(Expr::Name { name: n, .. })] => n.text == name,
+        [
+            Operand::Expr(Expr::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            }),
+        ] => {
+            lhs.as_name().is_some_and(|n| n.text == name)
+                && crate::frontend::check::eval_const(rhs) == Some(0)
+        }
+        _ => false,
+    }
+}
+
 /// The name of the object an address operand `[name(+off)]` names.
 fn addressed(op: &Operand) -> Option<&str> {
     let Operand::Address(parts, _) = op else {
@@ -117,6 +209,7 @@ fn addressed(op: &Operand) -> Option<&str> {
 impl Inliner<'_> {
     /// Rewrites a body in place: `.param` locals become `.local`, calls are expanded.
     fn block(&mut self, stmts: &mut [Stmt], depth: usize, params: &FxHashSet<String>) {
+        self.extern_calls(stmts);
         let mut i = 0;
         while i < stmts.len() {
             match &mut stmts[i] {
@@ -136,7 +229,7 @@ impl Inliner<'_> {
                             ins.modifiers[0].text = ".local".into();
                         }
                     }
-                    if op == "call" {
+                    if op == "call" && !self.is_extern_call(ins) {
                         let ins = ins.clone();
                         if let Some(expanded) = self.expand(&ins, depth, params) {
                             stmts[i] = Stmt::Block(expanded);
@@ -146,6 +239,97 @@ impl Inliner<'_> {
                 _ => {}
             }
             i += 1;
+        }
+    }
+
+    /// The callee of a direct call, when the module declares it without a body.
+    fn is_extern_call(&self, call: &Instruction) -> bool {
+        call_target(call).is_some_and(|n| self.externs.contains(n.text.as_str()))
+    }
+
+    /// Rewrites every call to an external function among `stmts`: its argument and return
+    /// `.param` slots, declared in the same block, become registers of the slot's type, the
+    /// `st.param` into a slot a `mov` into the register, the `ld.param` out of one a `mov` out
+    /// of it, and the call names the registers. A slot must be stored (loaded) once, whole,
+    /// at offset 0; anything else (aggregates, vectors, partial stores) is an error.
+    fn extern_calls(&mut self, stmts: &mut [Stmt]) {
+        let calls: Vec<usize> = (0..stmts.len())
+            .filter(|&i| {
+                matches!(&stmts[i], Stmt::Instr(ins)
+                    if ins.opcode.text == "call" && self.is_extern_call(ins))
+            })
+            .collect();
+        if calls.is_empty() {
+            return;
+        }
+        for &ci in &calls {
+            let Stmt::Instr(call) = &stmts[ci] else {
+                continue;
+            };
+            let call = call.clone();
+            let name = call_target(&call)
+                .map(|n| n.text.clone())
+                .unwrap_or_default();
+            if call.guard.is_some() {
+                self.error(
+                    call.span,
+                    format!("ptxc cannot lower a guarded call of `{name}` yet"),
+                );
+                continue;
+            }
+            let (rets, args) = call_lists(&call);
+            let slots: Vec<(&Name, bool)> = rets
+                .iter()
+                .map(|n| (n, false))
+                .chain(args.iter().map(|n| (n, true)))
+                .collect();
+            for (slot, is_arg) in slots {
+                let found = if is_arg {
+                    (0..ci)
+                        .rev()
+                        .find(|&j| param_access(&stmts[j], "st", &slot.text))
+                } else {
+                    (ci + 1..stmts.len()).find(|&j| param_access(&stmts[j], "ld", &slot.text))
+                };
+                let declared = (0..stmts.len()).find(|&j| {
+                    matches!(&stmts[j], Stmt::Var(v) if v.space == Space::Param
+                        && v.decls.len() == 1 && v.decls[0].name.text == slot.text
+                        && v.decls[0].dims.is_empty())
+                });
+                let Some(decl_at) = declared else {
+                    self.error(
+                        slot.span,
+                        format!(
+                            "ptxc cannot pass `{}` to `{name}` yet: only scalar `.param` \
+                             slots declared next to the call are supported",
+                            slot.text
+                        ),
+                    );
+                    continue;
+                };
+                if let Stmt::Var(v) = &mut stmts[decl_at] {
+                    v.space = Space::Reg;
+                }
+                let Some(j) = found else {
+                    // A result nobody reads, or an argument never stored: the register stays
+                    // undefined, which the callee may not read (ptxas passes whatever is there).
+                    continue;
+                };
+                let Stmt::Instr(acc) = &mut stmts[j] else {
+                    continue;
+                };
+                acc.opcode.text = "mov".into();
+                acc.modifiers.retain(|m| m.text != ".param");
+                let reg = Operand::Expr(Expr::Name {
+                    name: slot.clone(),
+                    component: None,
+                });
+                if is_arg {
+                    acc.operands[0] = reg;
+                } else {
+                    acc.operands[1] = reg;
+                }
+            }
         }
     }
 
@@ -215,7 +399,8 @@ impl Inliner<'_> {
             self.error(
                 name.span,
                 format!(
-                    "ptxc cannot lower the recursive call of `{}` (calls are inlined)",
+                    "ptxc cannot lower the recursive call of `{}` yet: ptxc inlines calls and \
+                     does not emit `.func`s as subroutines (CALL.REL/RET.REL)",
                     name.text
                 ),
             );

@@ -155,14 +155,17 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
 /// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
 /// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
 fn order_bank4(m: &ast::Module, out: &mut Lowered) {
+    // Functions called through the bank (`lower/isel/call.rs`) count at their declaration:
+    // `tests/kernels/device_calls.ptx` declares `vprintf`, then `$str`, and ptxas gives
+    // `vprintf` slot 0 and `$str` slot 8.
     let decl: Vec<&str> = m
         .items
         .iter()
-        .filter_map(|i| match i {
-            Item::Var(v) => Some(v),
-            _ => None,
+        .flat_map(|i| match i {
+            Item::Var(v) => v.decls.iter().map(|d| d.name.text.as_str()).collect(),
+            Item::Function(f) => vec![f.name.text.as_str()],
+            _ => Vec::new(),
         })
-        .flat_map(|v| v.decls.iter().map(|d| d.name.text.as_str()))
         .collect();
     let rank = |n: &str| decl.iter().position(|d| *d == n).unwrap_or(usize::MAX);
     let mut sorted = out.bank4.clone();
@@ -176,8 +179,37 @@ fn order_bank4(m: &ast::Module, out: &mut Lowered) {
         .map(|n| 8 * sorted.iter().position(|s| s == n).unwrap_or(0) as i64)
         .collect();
     for f in &mut out.module.functions {
+        // A call's `LDC.64 R, c[0x4][R0]` takes the slot from `MOV R0, slot` (in SSA form).
+        let mut slot_regs: Vec<mir::VReg> = Vec::new();
+        for b in &f.blocks {
+            for i in &b.insts {
+                for o in &i.ops {
+                    if let mir::OpKind::CBank {
+                        bank: 4,
+                        base: Some(r),
+                        ..
+                    } = &o.kind
+                        && let Some(v) = r.vreg()
+                    {
+                        slot_regs.push(v);
+                    }
+                }
+            }
+        }
         for b in &mut f.blocks {
             for i in &mut b.insts {
+                if i.mnemonic == "MOV"
+                    && i.defs()
+                        .next()
+                        .and_then(|r| r.vreg())
+                        .is_some_and(|v| slot_regs.contains(&v))
+                    && let Some(mir::OpKind::Int(offset)) = i.ops.get_mut(1).map(|o| &mut o.kind)
+                    && *offset % 8 == 0
+                    && let Some(k) = new_slot.get((*offset / 8) as usize)
+                {
+                    *offset = *k;
+                    continue;
+                }
                 for o in &mut i.ops {
                     if let mir::OpKind::CBank {
                         bank: 4,

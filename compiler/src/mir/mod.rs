@@ -498,6 +498,10 @@ pub struct Function {
     pub setmaxnreg: bool,
     /// Bytes of the thread's stack frame: `.local` data, then spill slots.
     pub frame_bytes: u32,
+    /// Precoloured virtual registers: the values a call passes and returns in the registers of
+    /// the calling convention (`lower/isel/call.rs`). The allocator gives each its register and
+    /// keeps every other value out of that register while it lives.
+    pub fixed: Vec<(VReg, PReg)>,
 }
 
 impl Function {
@@ -511,6 +515,7 @@ impl Function {
             max_regs: 255,
             setmaxnreg: false,
             frame_bytes: 0,
+            fixed: Vec::new(),
         }
     }
 
@@ -553,6 +558,11 @@ impl Function {
 
     pub fn block_ids(&self) -> impl Iterator<Item = BlockId> {
         (0..self.blocks.len() as u32).map(BlockId)
+    }
+
+    /// The register a precoloured virtual register must be given ([`Function::fixed`]).
+    pub fn fixed_reg(&self, v: VReg) -> Option<PReg> {
+        self.fixed.iter().find(|(f, _)| *f == v).map(|(_, p)| *p)
     }
 
     pub fn num_insts(&self) -> usize {

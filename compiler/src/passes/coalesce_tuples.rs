@@ -97,7 +97,12 @@ fn into_tuples(f: &mut Function) {
                 continue;
             };
             let (ti, xi) = (f.vreg(t), f.vreg(x));
-            if ti.words < 2 || xi.words != 1 || ti.class != xi.class || uses[x.0 as usize] != 1 {
+            if ti.words < 2
+                || xi.words != 1
+                || ti.class != xi.class
+                || uses[x.0 as usize] != 1
+                || f.fixed_reg(t).is_some()
+            {
                 k += 1;
                 continue;
             }
@@ -159,6 +164,8 @@ fn out_of_tuples(f: &mut Function) {
             }
         }
     }
+    // Precoloured values (call arguments and results) stay where the convention puts them.
+    let fixed: Vec<crate::mir::VReg> = f.fixed.iter().map(|(v, _)| *v).collect();
     let shape: Vec<(crate::mir::RegClass, u8)> =
         f.vregs.iter().map(|v| (v.class, v.words)).collect();
     // x → t.i for every copy out of a tuple word with a single definition.
@@ -182,6 +189,8 @@ fn out_of_tuples(f: &mut Function) {
             // Only copies *out of* a tuple, within one register file: a whole one-word source
             // is the allocator's business, and `MOV R, UR` crosses files.
             if !single
+                || fixed.contains(&x)
+                || fixed.contains(&t)
                 || x == t
                 || shape[xi].1 != 1
                 || shape[ti].1 < 2

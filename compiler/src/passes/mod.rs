@@ -120,6 +120,13 @@ pub struct PassError {
 
 impl std::fmt::Display for PassError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A limit of ptxc a pass states itself (`ptxc cannot keep a predicate live across a
+        // call yet`) is not a compiler bug: say it as it is.
+        if let [e] = &self.errors[..]
+            && e.starts_with("ptxc cannot")
+        {
+            return writeln!(f, "{e}");
+        }
         writeln!(
             f,
             "internal error: the MIR of `{}` is invalid after `{}`:",

@@ -217,6 +217,8 @@ fn is_sync(i: &Inst) -> bool {
             | "DEPBAR"
             | "LDGDEPBAR"
             | "BPT"
+            | "CALL"
+            | "LEPC"
             | "BSSY"
             | "BSYNC"
             | "YIELD"

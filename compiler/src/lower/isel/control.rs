@@ -17,7 +17,8 @@ impl Cx<'_> {
             "trap" => self.trap(ins),
             "nanosleep" => self.nanosleep(op),
             "bar.warp.sync" => self.bar_warp_sync(ins),
-            "brx.idx" | "call" | "brkpt" | "pmevent" => false,
+            "call" => self.call(ins),
+            "brx.idx" | "brkpt" | "pmevent" => false,
             _ => return None,
         })
     }

@@ -9,6 +9,7 @@ mod address;
 mod arith;
 mod async_copy;
 mod atomics;
+mod call;
 mod cluster;
 mod cmp;
 mod control;

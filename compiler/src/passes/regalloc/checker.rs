@@ -199,6 +199,14 @@ impl Checker<'_> {
                 }
             }
             _ => {
+                // A call may overwrite every register of the calling convention's clobber set
+                // (the callee's results are the call's definitions, applied next).
+                if inst.mnemonic == "CALL" {
+                    state.retain(|place, _| match *place {
+                        Place::Reg(class, r) => !super::call_clobbers(class, usize::from(r)),
+                        Place::Slot(_) => true,
+                    });
+                }
                 for d in inst.defs() {
                     for (place, v) in self.places(d) {
                         if let Some(v) = v {

@@ -14,7 +14,11 @@
 //!    slot and each use preceded by an `LDL` into a fresh short-lived register; then the scan
 //!    runs again. The frame grows by the slot; `R1` is lowered by the frame size in the
 //!    prologue.
-//! 4. **Rewrite.** Virtual registers become physical ones; `COPY`s become `MOV`s (or vanish
+//! 4. **Calls** (`lower/isel/call.rs`). Precoloured values ([`Function::fixed`]: arguments,
+//!    results, the return address) get their register; no other value may take a register
+//!    while a precoloured value lives in it, and a value live across a `CALL` may not sit in a
+//!    register the callee may overwrite ([`call_clobbers`]).
+//! 5. **Rewrite.** Virtual registers become physical ones; `COPY`s become `MOV`s (or vanish
 //!    when source and destination coincide); `UNDEF`s vanish.
 //!
 //! [`checker`] verifies every allocation symbolically (in tests and debug builds), in the
@@ -144,6 +148,37 @@ fn intervals(f: &Function) -> Vec<Option<Interval>> {
     iv
 }
 
+/// The registers a `CALL` to a function ptxc did not compile may overwrite, per register file:
+/// `R0`–`R15` and `R20`/`R21` (arguments, results and scratch, the return address), `UR0`–`UR35`,
+/// every predicate. Measured with ptxas 13.1 on kernels that keep many values live across a
+/// call to `vprintf` (`tests/sass-probes/ptx/calls.ptx`; `docs/passes/lowering.md`, "Calls out
+/// of the module"; re-checked by `tests/tests/isel_control.rs`): ptxas keeps them in `R2`, `R16`–`R19`
+/// and `R22` up, in `UR36` up, and saves predicates to general registers (`P2R`); it never
+/// keeps one in `R0`, `R3`–`R15`, `R20`, `R21`, `UR4`–`UR35` or `P0`–`P6`. ptxc also leaves out
+/// `R2`, which ptxas uses once but whose preservation no document states.
+pub fn call_clobbers(class: RegClass, r: usize) -> bool {
+    match class {
+        RegClass::Gpr => r <= 15 || r == 20 || r == 21,
+        RegClass::Ugpr => r <= 35,
+        RegClass::Pred | RegClass::UPred => true,
+    }
+}
+
+/// Positions (`2k`, the read point) of the `CALL`s in layout numbering.
+fn call_points(f: &Function) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut pos = 0u32;
+    for b in &f.blocks {
+        for (k, i) in b.insts.iter().enumerate() {
+            if i.mnemonic == "CALL" {
+                out.push(pos + 2 * k as u32);
+            }
+        }
+        pos += 2 * b.insts.len() as u32 + 2;
+    }
+    out
+}
+
 /// Copy hints: the vregs a COPY connects, both ways.
 fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
     let mut h: FxHashMap<VReg, Vec<VReg>> = FxHashMap::default();
@@ -168,7 +203,17 @@ fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
 fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let iv = intervals(f);
     let hints = hints(f);
+    let calls = call_points(f);
     let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
+    // Precoloured values, with their intervals.
+    let fixed: Vec<(Interval, PReg, usize)> = f
+        .fixed
+        .iter()
+        .filter_map(|&(v, p)| iv[v.0 as usize].map(|i| (i, p, usize::from(f.vreg(v).words))))
+        .collect();
+    for &(i, p, _) in &fixed {
+        assignment[i.vreg.0 as usize] = Some(p);
+    }
     let mut victims = Vec::new();
     for class in [
         RegClass::Gpr,
@@ -209,17 +254,70 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             }
             let words = usize::from(f.vreg(cur.vreg).words);
             let align = if words >= 3 { 4 } else { words };
+            if let Some(p) = f.fixed_reg(cur.vreg) {
+                // A precoloured value: no other value was let into its registers while it lives.
+                let base = usize::from(p.num);
+                if !(base..base + words).all(|r| free.contains(r)) {
+                    return Err(format!(
+                        "internal error in `{}`: {p} is taken where a call needs it",
+                        f.name
+                    ));
+                }
+                for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
+                    *slot = Some((cur.end, cur.vreg));
+                    free.remove(base + r);
+                }
+                active.push(Reverse((cur.end, cur.vreg.0, base)));
+                continue;
+            }
+            // Registers this value may not take: those of precoloured values living at the same
+            // time, and the ones a call it lives across may overwrite.
+            let crosses = calls.iter().any(|&c| cur.start <= c && cur.end > c + 1);
+            if crosses && matches!(class, RegClass::Pred | RegClass::UPred) {
+                return Err(format!(
+                    "ptxc cannot keep a predicate live across a call yet (`{}`; ptxas saves them \
+                     in general registers with P2R)",
+                    f.name
+                ));
+            }
+            let blocked = |r: usize| {
+                (crosses && call_clobbers(class, r))
+                    || fixed.iter().any(|&(i, p, w)| {
+                        p.class == class
+                            && (usize::from(p.num)..usize::from(p.num) + w).contains(&r)
+                            && i.start <= cur.end
+                            && cur.start <= i.end
+                    })
+            };
+            let restricted = crosses || !fixed.is_empty();
+            let avail = |free: &FreeSet| {
+                if !restricted {
+                    return None;
+                }
+                let mut a = FreeSet { bits: free.bits };
+                for r in 0..limit {
+                    if blocked(r) {
+                        a.remove(r);
+                    }
+                }
+                Some(a)
+            };
+            let first_fit = |free: &FreeSet| match avail(free) {
+                Some(a) => a.first_fit(words),
+                None => free.first_fit(words),
+            };
             let free_at = |base: usize, free: &FreeSet| {
                 base.is_multiple_of(align)
                     && base + words <= limit
-                    && (base..base + words).all(|r| free.contains(r))
+                    && (base..base + words).all(|r| free.contains(r) && !blocked(r))
             };
             let preferred = hints.get(&cur.vreg).into_iter().flatten().find_map(|h| {
                 assignment[h.0 as usize]
+                    .filter(|p| p.class == class)
                     .map(|p| usize::from(p.num))
                     .filter(|&b| free_at(b, &free))
             });
-            let mut chosen = preferred.or_else(|| free.first_fit(words));
+            let mut chosen = preferred.or_else(|| first_fit(&free));
             if chosen.is_none() && class != RegClass::Gpr {
                 return Err(format!(
                     "ptxc cannot spill {} registers yet (`{}` needs more than {limit} live at once)",
@@ -238,7 +336,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 let victim = owner
                     .iter()
                     .flatten()
-                    .filter(|(_, v)| !is_spill_temp(f, *v))
+                    .filter(|(_, v)| !is_spill_temp(f, *v) && f.fixed_reg(*v).is_none())
                     .max_by_key(|(end, v)| (*end, v.0))
                     .copied();
                 let Some((_, v)) = victim else {
@@ -255,7 +353,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 }
                 assignment[v.0 as usize] = None;
                 victims.push(v);
-                chosen = free.first_fit(words);
+                chosen = first_fit(&free);
             }
             let base = chosen.expect("a register was freed");
             for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
@@ -467,6 +565,7 @@ fn rewrite(f: &mut Function, alloc: &Allocation) {
     }
     f.frame_bytes += alloc.spill_bytes;
     f.vregs.clear();
+    f.fixed.clear();
 }
 
 /// A physical register-to-register copy as SASS moves (none when source and destination are
@@ -671,6 +770,113 @@ mod tests {
             .filter(|i| i.mnemonic == "STL")
             .count();
         assert!(stl > 0);
+    }
+
+    /// `n` values loaded, a call out of the function with one precoloured argument (R4) and
+    /// result (R4), then every value read: the values live across the call avoid the registers
+    /// the callee may overwrite, the precoloured ones get theirs.
+    fn across_a_call(n: usize) -> (Function, VReg, VReg) {
+        let mut f = pressure(n, 255);
+        let insts = std::mem::take(&mut f.blocks[0].insts);
+        let split = insts.iter().position(|i| i.mnemonic == "IADD3").unwrap();
+        let arg = f.new_vreg(RegClass::Gpr, 1, None);
+        let ret = f.new_vreg(RegClass::Gpr, 1, None);
+        let target = f.new_vreg(RegClass::Gpr, 2, None);
+        f.fixed.push((
+            arg,
+            PReg {
+                class: RegClass::Gpr,
+                num: 4,
+            },
+        ));
+        f.fixed.push((
+            ret,
+            PReg {
+                class: RegClass::Gpr,
+                num: 4,
+            },
+        ));
+        let first = insts[2].defs().next().unwrap();
+        let mut out: Vec<Inst> = insts[..split].to_vec();
+        out.push(Inst::new(
+            "LDC",
+            &["64"],
+            vec![
+                Operand::def(Reg::whole(target, 2)),
+                Operand::new(OpKind::CBank {
+                    bank: 4,
+                    base: None,
+                    offset: 0,
+                }),
+            ],
+        ));
+        out.push(Inst::new(
+            "COPY",
+            &[],
+            vec![Operand::def(Reg::whole(arg, 1)), Operand::use_(first)],
+        ));
+        out.push(Inst::new(
+            "CALL",
+            &["ABS", "NOINC"],
+            vec![
+                Operand::use_(Reg::whole(target, 2)),
+                Operand::use_(Reg::whole(arg, 1)),
+                Operand::def(Reg::whole(ret, 1)),
+            ],
+        ));
+        out.extend(insts[split..].iter().cloned());
+        // The result is read by the store at the end.
+        let st = out
+            .iter_mut()
+            .rev()
+            .find(|i| i.mnemonic == "IADD3")
+            .unwrap();
+        st.ops[3] = Operand::use_(Reg::whole(ret, 1));
+        f.blocks[0].insts = out;
+        (f, arg, ret)
+    }
+
+    #[test]
+    fn values_live_across_a_call_avoid_the_callers_registers() {
+        let (mut f, arg, ret) = across_a_call(24);
+        let a = allocate(&mut f).unwrap();
+        checker::check(&f, &a).unwrap();
+        assert_eq!(a.assignment[arg.0 as usize].map(|p| p.num), Some(4));
+        assert_eq!(a.assignment[ret.0 as usize].map(|p| p.num), Some(4));
+        let loaded: Vec<u8> = f.blocks[0]
+            .insts
+            .iter()
+            .filter(|i| i.mnemonic == "LDG")
+            .filter_map(|i| i.defs().next()?.vreg())
+            .map(|v| a.assignment[v.0 as usize].unwrap().num)
+            .collect();
+        assert_eq!(loaded.len(), 24);
+        // Every loaded value is summed after the call: all live across it.
+        for r in &loaded {
+            assert!(!call_clobbers(RegClass::Gpr, usize::from(*r)), "R{r}");
+        }
+        // The descriptor (a uniform pair read after the call) sits at UR36 or above.
+        let desc = f.blocks[0].insts[1].defs().next().unwrap().vreg().unwrap();
+        assert!(a.assignment[desc.0 as usize].unwrap().num >= 36);
+    }
+
+    #[test]
+    fn the_checker_catches_a_value_the_call_overwrites() {
+        let (mut f, _, _) = across_a_call(4);
+        let mut a = allocate(&mut f).unwrap();
+        // Put a value live across the call into R8, which the callee may overwrite.
+        let v = f.blocks[0]
+            .insts
+            .iter()
+            .filter(|i| i.mnemonic == "LDG")
+            .nth(2)
+            .and_then(|i| i.defs().next()?.vreg())
+            .unwrap();
+        a.assignment[v.0 as usize] = Some(PReg {
+            class: RegClass::Gpr,
+            num: 8,
+        });
+        assert!(checker::check(&f, &a).is_err());
     }
 
     #[test]

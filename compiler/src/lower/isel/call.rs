@@ -1,0 +1,198 @@
+//! Calls to functions the module declares but does not define (`vprintf`, `__assertfail`), with
+//! ptxas's calling convention (measured with ptxas 13.1; `docs/passes/lowering.md`, "Calls"):
+//!
+//! ```text
+//! MOV R0, 0x0 ;                  the callee's slot in `.nv.constant4` (`R_CUDA_64 vprintf`)
+//! LDC.64 R2, c[0x4][R0] ;        its address
+//! IMAD.U32 R4, RZ, RZ, UR4 ;     arguments from R4 up, 64-bit ones at even registers
+//! …
+//! LEPC R20, 0x100 ;              the return address in R20:R21
+//! CALL.ABS.NOINC R2 ;
+//! ```
+//!
+//! The result comes back in R4 (R4:R5). Arguments, result and return address are precoloured
+//! values ([`crate::mir::Function::fixed`]); the register allocator keeps values live across the
+//! call out of the registers the callee may overwrite
+//! ([`crate::passes::regalloc::call_clobbers`]).
+
+use super::Cx;
+use crate::frontend::ast;
+use crate::mir::*;
+
+/// The first argument and result register (`R4`): `__assertfail`'s five arguments are in
+/// R4:R5, R6:R7, R8, R10:R11, R12:R13 (`zluda/assertfail`).
+const FIRST_ARG: u8 = 4;
+/// Arguments past R15 go on the stack in ptxas's convention, which ptxc does not implement.
+const LAST_ARG: u8 = 15;
+/// The return address register pair `LEPC` writes (`LEPC R20, …`).
+const RETURN_ADDRESS: u8 = 20;
+
+fn gpr(num: u8) -> PReg {
+    PReg {
+        class: RegClass::Gpr,
+        num,
+    }
+}
+
+impl Cx<'_> {
+    /// `call (ret), f, (args)` to an external function, after `inline.rs` turned its `.param`
+    /// slots into registers.
+    pub(super) fn call(&mut self, ins: &ast::Instruction) -> bool {
+        let names = |o: &ast::Operand| -> Vec<ast::Name> {
+            match o {
+                ast::Operand::List(items, _) => items
+                    .iter()
+                    .filter_map(|i| match i {
+                        ast::Operand::Expr(e) => e.as_name().cloned(),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let (rets, target, args) = match &ins.operands[..] {
+            [
+                r @ ast::Operand::List(..),
+                ast::Operand::Expr(t),
+                a @ ast::Operand::List(..),
+            ] => (names(r), t, names(a)),
+            [r @ ast::Operand::List(..), ast::Operand::Expr(t)] => (names(r), t, Vec::new()),
+            [ast::Operand::Expr(t), a @ ast::Operand::List(..)] => (Vec::new(), t, names(a)),
+            [ast::Operand::Expr(t)] => (Vec::new(), t, Vec::new()),
+            _ => {
+                self.error(ins.span, "ptxc cannot lower this `call` yet");
+                return true;
+            }
+        };
+        let Some(callee) = target.as_name() else {
+            self.error(target.span(), "ptxc cannot lower indirect calls yet");
+            return true;
+        };
+        if self.guard.is_some() {
+            self.error(ins.span, "ptxc cannot lower a guarded `call` yet");
+            return true;
+        }
+        // The callee's address, from its relocated slot of the compiler's constant bank,
+        // indexed by a register as ptxas does.
+        let slot = match self.bank4.iter().position(|n| *n == callee.text) {
+            Some(i) => i,
+            None => {
+                self.bank4.push(callee.text.clone());
+                self.bank4.len() - 1
+            }
+        };
+        let off = self.new_vreg(RegClass::Gpr, 1);
+        self.emit_unguarded(Inst::new(
+            "MOV",
+            &[],
+            vec![
+                Operand::def(Reg::whole(off, 1)),
+                Operand::imm(8 * slot as i64),
+            ],
+        ));
+        let addr = self.new_vreg(RegClass::Gpr, 2);
+        self.emit_unguarded(Inst::new(
+            "LDC",
+            &["64"],
+            vec![
+                Operand::def(Reg::whole(addr, 2)),
+                Operand::new(OpKind::CBank {
+                    bank: 4,
+                    base: Some(Reg::whole(off, 1)),
+                    offset: 0,
+                }),
+            ],
+        ));
+        let mut implicit = Vec::new();
+        let mut next = FIRST_ARG;
+        for a in &args {
+            let Some((var, _)) = self.var(a) else {
+                return true;
+            };
+            let value = self.read_var(var);
+            let words = value.count();
+            let class = value.vreg().map_or(RegClass::Gpr, |v| self.f.vreg(v).class);
+            if !matches!(class, RegClass::Gpr | RegClass::Ugpr) || words > 2 {
+                self.error(
+                    a.span,
+                    format!("ptxc cannot pass `{}` to `{}` yet", a.text, callee.text),
+                );
+                return true;
+            }
+            next = next.next_multiple_of(words);
+            if next + words - 1 > LAST_ARG {
+                self.error(
+                    a.span,
+                    format!(
+                        "ptxc cannot pass `{}` to `{}`: arguments past R{LAST_ARG} go on the \
+                         stack, which ptxc does not implement",
+                        a.text, callee.text
+                    ),
+                );
+                return true;
+            }
+            let p = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((p, gpr(next)));
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![Operand::def(Reg::whole(p, words)), Operand::use_(value)],
+            ));
+            implicit.push(Operand::use_(Reg::whole(p, words)));
+            next += words;
+        }
+        let ra = self.new_vreg(RegClass::Gpr, 2);
+        self.f.fixed.push((ra, gpr(RETURN_ADDRESS)));
+        // The return address is patched in at emission: the instruction after the CALL.
+        self.emit_unguarded(Inst::new(
+            "LEPC",
+            &[],
+            vec![Operand::def(Reg::whole(ra, 2)), Operand::imm(0)],
+        ));
+        implicit.push(Operand::use_(Reg::whole(ra, 2)));
+        let mut results = Vec::new();
+        let mut next = FIRST_ARG;
+        for r in &rets {
+            let op = ast::Operand::Expr(ast::Expr::Name {
+                name: r.clone(),
+                component: None,
+            });
+            let Some(dst) = self.dst(&op) else {
+                return true;
+            };
+            let words = self.f.vreg(dst.vreg).words;
+            if self.f.vreg(dst.vreg).class != RegClass::Gpr || words > 2 {
+                self.error(
+                    r.span,
+                    format!("ptxc cannot take `{}` from `{}` yet", r.text, callee.text),
+                );
+                return true;
+            }
+            next = next.next_multiple_of(words);
+            let v = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((v, gpr(next)));
+            implicit.push(Operand::def(Reg::whole(v, words)));
+            results.push((dst, v, words));
+            next += words;
+        }
+        // The callee's name rides along (unprinted) for the cubin's records.
+        let mut ops = vec![
+            Operand::use_(Reg::whole(addr, 2)),
+            Operand::new(OpKind::Func(callee.text.clone())),
+        ];
+        ops.extend(implicit);
+        self.emit_unguarded(Inst::new("CALL", &["ABS", "NOINC"], ops));
+        for (dst, v, words) in results {
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(dst.vreg, words)),
+                    Operand::use_(Reg::whole(v, words)),
+                ],
+            ));
+            self.commit(dst);
+        }
+        true
+    }
+}
