@@ -75,29 +75,7 @@ pub fn build(
     if !opts.tool_options.is_empty() {
         cubin.tool = ToolInfo::ptxc(&opts.tool_options);
     }
-    if opts.device_debug {
-        diags.push(err(
-            Span::default(),
-            "ptxc cannot write a -g cubin yet: ptxas's has DWARF sections (.debug_info, \
-             .debug_line, .nv_debug_*) ptxc does not generate (use --emit sass)",
-        ));
-    }
-    if checked.info.debug {
-        let span = checked
-            .module
-            .items
-            .iter()
-            .find_map(|i| match i {
-                Item::Target { span, .. } => Some(*span),
-                _ => None,
-            })
-            .unwrap_or_default();
-        diags.push(err(
-            span,
-            "ptxc cannot write the cubin of a `.target …, debug` module yet: ptxas's has DWARF \
-             sections ptxc does not generate",
-        ));
-    }
+    let debug = opts.device_debug || checked.info.debug;
     for item in &checked.module.items {
         if let Item::Target { targets, .. } = item
             && let Some(t) = targets.iter().find(|t| t.text == "texmode_independent")
@@ -145,6 +123,9 @@ pub fn build(
             Err(mut d) => diags.append(&mut d),
         }
     }
+    if debug && diags.is_empty() {
+        debug_build(checked, encoded, &mut cubin, &mut diags);
+    }
     if !lowered.bank4.is_empty() {
         // ptxas: `.nv.constant4` holds one zeroed 8-byte slot per address the code loads,
         // relocated by `.rela.nv.constant4` (`R_CUDA_64 <variable>`).
@@ -172,6 +153,54 @@ pub fn build(
         })
     } else {
         Err(diags)
+    }
+}
+
+/// Makes `cubin` a debug build (`-g`, or a `.target …, debug` module; ptxas's code is the same
+/// for both): functions in PTX order, `EIATTR_GEN_ERRBAR_AT_EXIT`, the debug CIE and the
+/// debug sections of [`super::debug`].
+fn debug_build(
+    checked: &Checked,
+    encoded: &[EncodedFunction],
+    cubin: &mut Cubin,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut funcs = Vec::new();
+    for f in &cubin.functions {
+        let Some(af) = checked.module.items.iter().find_map(|it| match it {
+            Item::Function(a) if a.name.text == f.name && a.kind == AstKind::Entry => Some(a),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let Some(enc) = encoded.iter().find(|e| e.name == f.name) else {
+            continue;
+        };
+        let param_offsets = match runtime_abi::param::layout(&f.params) {
+            Ok(l) => (0..f.params.len())
+                .filter_map(|i| l.bank_offset(i))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        funcs.push(super::debug::DebugFunction {
+            ast: af,
+            encoded: enc,
+            // The encoded function has ptxas's padding, which the writer appends.
+            text_size: enc.instrs.len() as u64 * 16,
+            param_offsets,
+        });
+    }
+    match super::debug::sections(&checked.module, &checked.source, &funcs) {
+        Ok(sections) => {
+            // ptxas's code is `-g` code in both cases.
+            cubin.build = Build::DeviceDebug;
+            cubin.debug_sections = sections;
+        }
+        Err(mut d) => diags.append(&mut d),
+    }
+    cubin.gen_errbar_at_exit = true;
+    for f in &mut cubin.functions {
+        f.unwind.cie = super::debug::debug_cie();
     }
 }
 
