@@ -7,8 +7,10 @@
 //! lists them with their evidence. Records whose values depend on the code are derived from
 //! **ptxc's** code, not copied from ptxas: ptxc's instructions sit at other offsets.
 //!
+//! Debug builds (`-g`, `.target …, debug`) get the debug sections of [`super::debug`].
+//!
 //! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
-//! debug information (`-g`, `.target …, debug`), mbarrier instructions
+//! debug sections that name labels of `.func`s, mbarrier instructions
 //! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, module variables initialized with addresses, a
 //! parameter whose offset in ptxc's code is not where the driver puts it, and an
 //! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
@@ -53,7 +55,8 @@ pub struct Built {
 /// Options of the build that change the cubin.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOptions {
-    /// `-g`: ptxas then writes DWARF sections ptxc cannot generate yet.
+    /// `-g`: debug code and the debug sections ([`super::debug`]); a `.target …, debug`
+    /// module gets them without it.
     pub device_debug: bool,
     /// The command line recorded in `.note.nv.tkinfo`.
     pub tool_options: String,
