@@ -11,6 +11,8 @@ use std::path::Path;
 pub struct Checked {
     pub module: Module,
     pub info: ModuleInfo,
+    /// The PTX text (debug builds copy it into `.nv_debug_ptx_txt`).
+    pub source: String,
     /// Warnings found along the way.
     pub warnings: Vec<Diagnostic>,
 }
@@ -23,6 +25,7 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
     Ok(Checked {
         module,
         info,
+        source: src.text.clone(),
         warnings,
     })
 }
@@ -96,11 +99,19 @@ fn hoist_function_globals(m: &mut Module) {
 
 /// Stage 2, lowering and the MIR pipeline: PTX → MIR (instruction selection, SSA), then the
 /// passes of [`crate::passes::PIPELINE`]. Dumps and timings asked for in `opts` come back in
-/// the report.
+/// the report. A `.target …, debug` module is compiled as with `-g`, as ptxas does (its cubin
+/// has the exit bookend and `EIATTR_GEN_ERRBAR_AT_EXIT`; `tests/kernels/debug_line_info.ptx`).
 pub fn lower(
     checked: &Checked,
     opts: &crate::passes::Options,
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
+    if checked.info.debug && !opts.device_debug {
+        let opts = crate::passes::Options {
+            device_debug: true,
+            ..opts.clone()
+        };
+        return lower_with(checked, &opts, &crate::passes::pipeline(&opts));
+    }
     lower_with(checked, opts, &crate::passes::pipeline(opts))
 }
 

@@ -33,16 +33,27 @@ pub const EF_CUDA_INFO_SHIFT: u32 = 24;
 /// comes from `.nv.compat`, the virtual SM from `.note.nv.cuinfo`).
 pub const E_FLAGS_SM90A: u32 = 0x0600_5a04;
 
-/// `e_flags` for an SM number and the debug-information byte.
-pub const fn e_flags(sm: u8, info: u8) -> u32 {
-    (info as u32) << EF_CUDA_INFO_SHIFT | (sm as u32) << EF_CUDA_SM_SHIFT | EF_CUDA_SM90_LOW
+/// `e_flags` for an SM number and the section index of `.note.nv.cuinfo`, which is what the top
+/// byte holds: 1261 of 1261 ptxas cubins (the cached reference builds of the corpora, kernels
+/// and probes, optimized, `-lineinfo`, `-g` and `.target …, debug`), e.g. 0x06 in a cubin
+/// without debug sections (`.shstrtab`, `.strtab`, `.symtab`, `.debug_frame`,
+/// `.note.nv.tkinfo`, then `.note.nv.cuinfo`). cuobjdump refuses a cubin where it is not
+/// ("Invalid ELF").
+pub const fn e_flags(sm: u8, cuinfo_index: u8) -> u32 {
+    (cuinfo_index as u32) << EF_CUDA_INFO_SHIFT | (sm as u32) << EF_CUDA_SM_SHIFT | EF_CUDA_SM90_LOW
 }
 
-/// `e_flags` top byte values seen.
+/// `e_flags` top byte values of common layouts (the index of `.note.nv.cuinfo`).
 pub mod info_byte {
+    /// No debug sections but `.debug_frame`.
     pub const NONE: u8 = 0x06;
+    /// The `.debug_frame`, `.debug_line`, `.nv_debug_line_sass`, `.nv_debug_ptx_txt` of
+    /// `-lineinfo`.
     pub const LINE_INFO: u8 = 0x09;
+    /// A `-g` build without PTX `.section` blocks.
     pub const DEVICE_DEBUG: u8 = 0x0b;
+    /// A debug build with three PTX `.section` blocks (`vectorAdd_kernel64.ptx`); the reader
+    /// takes it for a `.target …, debug` module (see `emit::read`).
     pub const DEBUG_TARGET: u8 = 0x0e;
 }
 

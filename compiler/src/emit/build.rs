@@ -7,8 +7,10 @@
 //! lists them with their evidence. Records whose values depend on the code are derived from
 //! **ptxc's** code, not copied from ptxas: ptxc's instructions sit at other offsets.
 //!
+//! Debug builds (`-g`, `.target …, debug`) get the debug sections of [`super::debug`].
+//!
 //! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
-//! debug information (`-g`, `.target …, debug`), mbarrier instructions
+//! debug sections that name labels of `.func`s, mbarrier instructions
 //! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, module variables initialized with addresses, a
 //! parameter whose offset in ptxc's code is not where the driver puts it, and an
 //! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
@@ -53,7 +55,8 @@ pub struct Built {
 /// Options of the build that change the cubin.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOptions {
-    /// `-g`: ptxas then writes DWARF sections ptxc cannot generate yet.
+    /// `-g`: debug code and the debug sections ([`super::debug`]); a `.target …, debug`
+    /// module gets them without it.
     pub device_debug: bool,
     /// The command line recorded in `.note.nv.tkinfo`.
     pub tool_options: String,
@@ -75,29 +78,7 @@ pub fn build(
     if !opts.tool_options.is_empty() {
         cubin.tool = ToolInfo::ptxc(&opts.tool_options);
     }
-    if opts.device_debug {
-        diags.push(err(
-            Span::default(),
-            "ptxc cannot write a -g cubin yet: ptxas's has DWARF sections (.debug_info, \
-             .debug_line, .nv_debug_*) ptxc does not generate (use --emit sass)",
-        ));
-    }
-    if checked.info.debug {
-        let span = checked
-            .module
-            .items
-            .iter()
-            .find_map(|i| match i {
-                Item::Target { span, .. } => Some(*span),
-                _ => None,
-            })
-            .unwrap_or_default();
-        diags.push(err(
-            span,
-            "ptxc cannot write the cubin of a `.target …, debug` module yet: ptxas's has DWARF \
-             sections ptxc does not generate",
-        ));
-    }
+    let debug = opts.device_debug || checked.info.debug;
     for item in &checked.module.items {
         if let Item::Target { targets, .. } = item
             && let Some(t) = targets.iter().find(|t| t.text == "texmode_independent")
@@ -153,6 +134,9 @@ pub fn build(
             Err(mut d) => diags.append(&mut d),
         }
     }
+    if debug && diags.is_empty() {
+        debug_build(checked, encoded, &mut cubin, &mut diags);
+    }
     if !lowered.bank4.is_empty() {
         // ptxas: `.nv.constant4` holds one zeroed 8-byte slot per address the code loads,
         // relocated by `.rela.nv.constant4` (`R_CUDA_64 <variable>`).
@@ -180,6 +164,54 @@ pub fn build(
         })
     } else {
         Err(diags)
+    }
+}
+
+/// Makes `cubin` a debug build (`-g`, or a `.target …, debug` module; ptxas's code is the same
+/// for both): functions in PTX order, `EIATTR_GEN_ERRBAR_AT_EXIT`, the debug CIE and the
+/// debug sections of [`super::debug`].
+fn debug_build(
+    checked: &Checked,
+    encoded: &[EncodedFunction],
+    cubin: &mut Cubin,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut funcs = Vec::new();
+    for f in &cubin.functions {
+        let Some(af) = checked.module.items.iter().find_map(|it| match it {
+            Item::Function(a) if a.name.text == f.name && a.kind == AstKind::Entry => Some(a),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let Some(enc) = encoded.iter().find(|e| e.name == f.name) else {
+            continue;
+        };
+        let param_offsets = match runtime_abi::param::layout(&f.params) {
+            Ok(l) => (0..f.params.len())
+                .filter_map(|i| l.bank_offset(i))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        funcs.push(super::debug::DebugFunction {
+            ast: af,
+            encoded: enc,
+            // The encoded function has ptxas's padding, which the writer appends.
+            text_size: enc.instrs.len() as u64 * 16,
+            param_offsets,
+        });
+    }
+    match super::debug::sections(&checked.module, &checked.source, &funcs) {
+        Ok(sections) => {
+            // ptxas's code is `-g` code in both cases.
+            cubin.build = Build::DeviceDebug;
+            cubin.debug_sections = sections;
+        }
+        Err(mut d) => diags.append(&mut d),
+    }
+    cubin.gen_errbar_at_exit = true;
+    for f in &mut cubin.functions {
+        f.unwind.cie = super::debug::debug_cie();
     }
 }
 

@@ -13,6 +13,7 @@
 //! `ptxc-runtime-abi` crate (`runtime_abi`).
 
 pub mod build;
+pub mod debug;
 pub mod elf;
 pub mod frame;
 pub mod listing;

@@ -16,9 +16,6 @@ pub struct Cubin {
     pub sm: u8,
     /// `ET_EXEC` (whole program, ptxas's default) or `ET_REL` (`ptxas -c`).
     pub relocatable: bool,
-    /// The top byte of `e_flags` (see [`runtime_abi::elf::info_byte`]): 0x06 without debug
-    /// information.
-    pub elf_info_byte: u8,
     /// Optimized or debug build; decides function order and the reserved-shared-memory and
     /// debug symbols.
     pub build: Build,
@@ -586,7 +583,6 @@ impl Cubin {
         Cubin {
             sm: 90,
             relocatable: false,
-            elf_info_byte: runtime_abi::elf::info_byte::NONE,
             build: Build::Optimized,
             tool: ToolInfo::ptxc("-arch sm_90a"),
             cuda: CudaInfo::default(),

@@ -199,6 +199,16 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
     let compat = Compat::decode(compat_bytes)
         .ok_or_else(|| ReadError(".nv.compat: records not in ptxas's form".into()))?;
 
+    // The top byte of e_flags is the index of `.note.nv.cuinfo` (runtime_abi::elf::e_flags),
+    // which the writer derives.
+    if elf.find(".note.nv.cuinfo") != Some(usize::from(elf_info_byte)) {
+        return bail(format!(
+            "e_flags top byte {elf_info_byte:#x} is not the index of .note.nv.cuinfo"
+        ));
+    }
+    // A debug build is taken for a `.target …, debug` module when that index is 0x0e (the
+    // probes that tell the two apart have this layout; the writer only differs in the symbols
+    // of shared variables).
     let build = if elf.find(RESERVED_SMEM_SECTION).is_some() {
         Build::Optimized
     } else if elf_info_byte == info_byte::DEBUG_TARGET {
@@ -773,7 +783,6 @@ pub fn read(bytes: &[u8]) -> Result<Cubin> {
     let c = Cubin {
         sm,
         relocatable,
-        elf_info_byte,
         build,
         tool,
         cuda,

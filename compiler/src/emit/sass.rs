@@ -30,6 +30,9 @@ pub struct EncodedFunction {
     pub code_len: usize,
     /// Why each instruction got its control word (`--explain-ctrl`).
     pub why: Vec<scoreboard::Why>,
+    /// For each instruction, where its PTX instruction starts in the source ([`mir::Inst::src`];
+    /// `None` for what passes and layout added, and for the padding).
+    pub srcs: Vec<Option<u32>>,
 }
 
 impl EncodedFunction {
@@ -240,6 +243,7 @@ fn lay_out(
                 nop.addr = out.instrs.len() as u64 * 16;
                 nop.ctrl = PLAIN;
                 out.instrs.push(nop);
+                out.srcs.push(None);
                 origin.push(Some((bi, ii, true)));
             }
         };
@@ -279,6 +283,7 @@ fn lay_out(
                 out.mbarrier_records.push((i.addr as u32, r));
             }
             out.instrs.push(i);
+            out.srcs.push(mi.src);
             origin.push(Some((bi, ii, false)));
         }
         nops_at(insts.len(), &mut out, &mut origin);
@@ -304,12 +309,14 @@ fn lay_out(
     let mut pad = Instr::new("BRA", &[], vec![sass::target(here)]);
     pad.addr = here;
     out.instrs.push(pad);
+    out.srcs.push(None);
     origin.push(None);
     let padded = out.instrs.len().next_multiple_of(8) + runtime_abi::elf::TEXT_PAD_EXTRA / 16;
     while out.instrs.len() < padded {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
         out.instrs.push(nop);
+        out.srcs.push(None);
         origin.push(None);
     }
     Ok((out, origin))

@@ -1054,7 +1054,8 @@ impl Writer<'_> {
                 e_entry: 0,
                 e_phoff: 0,
                 e_shoff: 0,
-                e_flags: e_flags(c.sm, c.elf_info_byte),
+                // The top byte is the index of `.note.nv.cuinfo` ([`e_flags`]).
+                e_flags: e_flags(c.sm, sec_index(".note.nv.cuinfo")? as u8),
                 e_ehsize: EHDR_SIZE as u16,
                 e_phentsize: PHDR_SIZE as u16,
                 e_phnum: 0,

@@ -394,6 +394,22 @@ pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Ve
         called_externs: Vec::new(),
     };
     c.module(m);
+    if c.info.debug && !m.items.iter().any(|i| matches!(i, Item::Section { .. })) {
+        // ptxas refuses a `.target …, debug` module without `.section` blocks (an empty
+        // `.section .debug_info {}` is enough; tests/sass-probes/ptx/debug_loc.ptx).
+        let span = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Target { span, .. } => Some(*span),
+                _ => None,
+            })
+            .unwrap_or_default();
+        c.diags.push(Diagnostic::error(
+            span,
+            "Debug information not found in presence of .target debug",
+        ));
+    }
     if c.diags.iter().any(Diagnostic::is_error) {
         Err(c.diags)
     } else {

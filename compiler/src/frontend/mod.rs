@@ -146,8 +146,24 @@ mod tests {
     use super::check::{Arch, check};
     use super::parse;
 
-    const HEADER: &str =
-        ".version 8.7\n.target sm_90a, texmode_independent, debug\n.address_size 64\n";
+    const HEADER: &str = ".version 8.7\n.target sm_90a, texmode_independent\n.address_size 64\n";
+
+    /// ptxas refuses a `.target …, debug` module without debug sections; one `.section` is
+    /// enough.
+    #[test]
+    fn debug_target_needs_a_section() {
+        let head = ".version 8.7\n.target sm_90a, debug\n.address_size 64\n";
+        let body = ".visible .entry k() { ret; }\n";
+        let m = parse(&format!("{head}{body}")).unwrap();
+        let ds = check(&m, Arch::SM90A).unwrap_err();
+        assert!(
+            ds[0]
+                .message
+                .contains("Debug information not found in presence of .target debug")
+        );
+        let m = parse(&format!("{head}{body}.section .debug_info\n{{\n}}\n")).unwrap();
+        assert!(check(&m, Arch::SM90A).is_ok());
+    }
 
     fn accepts(body: &str) -> Module {
         let src = format!("{HEADER}{body}");

@@ -373,6 +373,11 @@ pub struct Inst {
     /// `test_wait` and `test_wait.parity` is the same). Set by instruction selection; `None`
     /// elsewhere, and the cubin writer refuses an mbarrier instruction that has none.
     pub mbarrier: Option<MbarrierRecord>,
+    /// Where the PTX instruction this was selected from starts (byte offset into the source):
+    /// the debug line tables (`.debug_line`, `.nv_debug_line_sass`) and the addresses of PTX
+    /// labels in debug sections follow it. `None` for what passes add (copies, spill code,
+    /// the prologue), which belongs to the instruction before it.
+    pub src: Option<u32>,
 }
 
 /// What `EIATTR_MBARRIER_INSTR_OFFSETS` says about one mbarrier instruction
@@ -390,6 +395,7 @@ impl Inst {
         Inst {
             divergent: false,
             mbarrier: None,
+            src: None,
             guard: None,
             mnemonic,
             mods: mods.to_vec(),

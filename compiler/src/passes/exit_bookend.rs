@@ -27,6 +27,10 @@ impl Pass for ExitBookend {
                     ] {
                         let mut bookend = Inst::new(mnemonic, mods, vec![]);
                         bookend.guard = inst.guard;
+                        // The bookend belongs to the EXIT's PTX instruction in the line
+                        // tables (ptxas: `ret` at line 7 of `debug_line_info.ptx` starts at
+                        // its MEMBAR).
+                        bookend.src = inst.src;
                         out.push(bookend);
                     }
                 }

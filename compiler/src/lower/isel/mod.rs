@@ -51,6 +51,30 @@ pub mod cb {
 }
 
 /// Runs instruction selection over the planned blocks of one function.
+/// Marks the instructions selection just made for the PTX instruction at `src` with it (see
+/// [`Inst::src`]): the tails of the block selection started in and ended in, and the blocks it
+/// created. Instructions it put elsewhere (constants hoisted into the entry block) keep none.
+fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blocks_before: usize) {
+    let n = f.blocks.len();
+    let mut stamp = |b: usize| {
+        for i in f.blocks[b].insts.iter_mut().rev() {
+            if i.src.is_some() {
+                break;
+            }
+            i.src = Some(src);
+        }
+    };
+    stamp(before.0 as usize);
+    if after != before {
+        stamp(after.0 as usize);
+    }
+    for b in blocks_before..n {
+        if b != after.0 as usize {
+            stamp(b);
+        }
+    }
+}
+
 pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     let blocks: Vec<PlannedBlock<'_>> = std::mem::take(&mut plan.blocks);
     let n = blocks.len();
@@ -95,7 +119,9 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         }
         for (ins, scope) in &block.instrs {
             cx.scope = *scope;
+            let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
             cx.instruction(ins);
+            stamp_source(cx.f, ins.span.start, before, cx.cur, blocks_before);
         }
         let exit = cx.cur;
         let tail = &mut cx.f.block_mut(exit);
