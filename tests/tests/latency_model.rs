@@ -142,6 +142,11 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                     if node.reads.iter().any(|u| p.writes.contains(u)) {
                         continue;
                     }
+                    // An instruction that never runs (`@!PT`) takes no pipe slot, as the
+                    // pass assumes (`scoreboard::never_runs`).
+                    if scoreboard::never_runs(&f.code[x]) || scoreboard::never_runs(&f.code[k]) {
+                        continue;
+                    }
                     issue.push(Obs {
                         first: [p.class.class.to_string(), p.class.pipe.to_string()],
                         second: [node.class.class.to_string(), node.class.pipe.to_string()],
