@@ -144,7 +144,7 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                     }
                     // An instruction that never runs (`@!PT`) takes no pipe slot, as the
                     // pass assumes (`scoreboard::never_runs`).
-                    if scoreboard::never_runs(&f.code[x]) || scoreboard::never_runs(&f.code[k]) {
+                    if scoreboard::never_runs(&f.code[x]) {
                         continue;
                     }
                     issue.push(Obs {

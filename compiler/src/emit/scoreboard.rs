@@ -1291,10 +1291,7 @@ fn time_block(
                     why = format!("the next instruction overwrites a source of #{x}");
                 }
             }
-            if node.reads.iter().any(|u| p.writes.contains(u))
-                || never_runs(&code[x])
-                || never_runs(&code[k])
-            {
+            if node.reads.iter().any(|u| p.writes.contains(u)) || never_runs(&code[x]) {
                 continue;
             }
             let row = m.issue_row(&p.class, &node.class);
