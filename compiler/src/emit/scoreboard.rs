@@ -17,15 +17,17 @@
 //!    what is pending at a `RET` flows to the instructions after the calls. A needed event
 //!    is complete afterwards. Events of one in-order queue (`opcodes.csv`) complete in order, so
 //!    waiting for a later one completes the earlier ones of the same block.
-//! 3. **Scoreboard allocation by interval-graph colouring.** Events needed at the same set of
-//!    instructions form one group (one scoreboard counter covers them all). A group is live from
-//!    the issue of its first event to its last wait; groups live at the same time interfere.
-//!    Groups are coloured in layout order of their first issue with the lowest free scoreboard:
-//!    write events of `long` opcodes (global/local memory, textures) search SB2..SB5, everything
-//!    else SB0..SB5. **When no scoreboard is free** the group joins the scoreboard of the most
-//!    recently started interfering group in its range: sharing a counter is always correct (a
-//!    wait then also waits for the other group), it only waits longer — this is what ptxas does
-//!    when more than four loads are in flight.
+//! 3. **Scoreboard allocation, numbered as ptxas does.** Events needed at the same set of
+//!    instructions form one group (one scoreboard counter covers them all). A group holds its
+//!    scoreboard in layout order, from the issue of its first event to its first wait after
+//!    it (to the end of its block when it is waited only before, around a loop). Groups are
+//!    coloured in layout order of their first issue with the lowest free scoreboard: write
+//!    events of `long` opcodes (global/local memory, textures) search SB2..SB5, everything
+//!    else SB0..SB5 (SB1..SB5 in a function that counts on SB0: `LDGDEPBAR`, `UTMACMDFLUSH`).
+//!    **When no scoreboard is free** the group joins the scoreboard of the most recently
+//!    started active group in its range. Any colouring is correct (the waits are recomputed
+//!    from it, and a wait on a shared counter waits for both groups); this one agrees most
+//!    with ptxas's numbering.
 //! 4. **Wait masks**: a second dataflow with the colours: an instruction waits on the
 //!    scoreboards of the events it needs that are still pending; waiting on SBn completes every
 //!    pending event on SBn.
