@@ -142,6 +142,11 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                     if node.reads.iter().any(|u| p.writes.contains(u)) {
                         continue;
                     }
+                    // An instruction that never runs (`@!PT`) takes no pipe slot, as the
+                    // pass assumes (`scoreboard::never_runs`).
+                    if scoreboard::never_runs(&f.code[x]) {
+                        continue;
+                    }
                     issue.push(Obs {
                         first: [p.class.class.to_string(), p.class.pipe.to_string()],
                         second: [node.class.class.to_string(), node.class.pipe.to_string()],
@@ -175,6 +180,41 @@ fn observe(funcs: &[Func]) -> (Vec<Obs>, Vec<Obs>) {
                         }
                     }
                 }
+            }
+            // A block that falls through into the next one (`BSSY`, or any instruction before
+            // a branch target): its distance to the next instruction is an issue distance like
+            // any other (ptxas leaves 4 cycles between `BSSY` and a `BRA`, 2 between `STS` and
+            // a `BSYNC`).
+            // Only into a control instruction (`BSYNC`, `BRA`, `BSSY`, …): into a loop head
+            // ptxas leaves less than within a block (`LDS` then `STL` 2 cycles apart in
+            // `k_spill__explicit_smem`, where its pipe keeps 4). Not after a memory barrier:
+            // `MEMBAR` then a `BRA` in the same block are 15 cycles apart (24 pairs), into a
+            // `BRA` that starts a block 6 (`k_fence_proxy_alias`).
+            let falls_through = f.nodes[k].flow == scoreboard::Flow::Next
+                && (f.code[k].mnemonic == "BSSY" || f.nodes[k].class.kind != latency::Kind::Ctrl);
+            if falls_through
+                && e < f.code.len()
+                && f.nodes[e].class.kind == latency::Kind::Ctrl
+                && f.nodes[k].class.pipe != "membar"
+                && !f.nodes[e].padding
+                && !f.nodes[e]
+                    .reads
+                    .iter()
+                    .any(|u| f.nodes[k].writes.contains(u))
+                && !scoreboard::never_runs(&f.code[k])
+                && !scoreboard::never_runs(&f.code[e])
+            {
+                let next = &f.nodes[e];
+                issue.push(Obs {
+                    first: [
+                        f.nodes[k].class.class.to_string(),
+                        f.nodes[k].class.pipe.to_string(),
+                    ],
+                    second: [next.class.class.to_string(), next.class.pipe.to_string()],
+                    operand: "*".into(),
+                    d: f.code[k].ctrl.stall as i64,
+                    at: format!("{}@0x{:x}", f.name, f.code[k].addr),
+                });
             }
             // Block end: the stall of the last instruction.
             let control = f.nodes[k].flow != scoreboard::Flow::Next
