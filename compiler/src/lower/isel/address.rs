@@ -383,13 +383,7 @@ impl Cx<'_> {
             } => {
                 // ptxas: the address comes from a relocated slot of the compiler's constant bank
                 // (`LDC.64 R2, c[0x4][RZ]`, `.rela.nv.constant4`: `R_CUDA_64 foobar`).
-                let slot = match self.bank4.iter().position(|n| n == var) {
-                    Some(i) => i,
-                    None => {
-                        self.bank4.push(var.clone());
-                        self.bank4.len() - 1
-                    }
-                };
+                let slot = self.bank4_slot(var);
                 let r = self.new_vreg(RegClass::Gpr, 2);
                 let r = Reg::whole(r, 2);
                 self.emit_unguarded(Inst::new(

@@ -74,13 +74,7 @@ impl Cx<'_> {
         }
         // The callee's address, from its relocated slot of the compiler's constant bank,
         // indexed by a register as ptxas does.
-        let slot = match self.bank4.iter().position(|n| *n == callee.text) {
-            Some(i) => i,
-            None => {
-                self.bank4.push(callee.text.clone());
-                self.bank4.len() - 1
-            }
-        };
+        let slot = self.bank4_slot(&callee.text);
         let off = self.new_vreg(RegClass::Gpr, 1);
         self.emit_unguarded(Inst::new(
             "MOV",

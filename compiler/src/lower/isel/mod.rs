@@ -390,6 +390,18 @@ impl Cx<'_> {
     }
 
     /// Emits an instruction that defines `dst`: under a guard it also reads `dst`'s old value.
+    /// The slot of `name` (a global variable or an external function) in the module's
+    /// `.nv.constant4` address table, added on first use.
+    pub(super) fn bank4_slot(&mut self, name: &str) -> usize {
+        match self.bank4.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.bank4.push(name.to_string());
+                self.bank4.len() - 1
+            }
+        }
+    }
+
     pub fn emit_def(&mut self, dst: &Dst, mut inst: Inst) {
         if let Some(p) = dst.prior {
             inst.ops
