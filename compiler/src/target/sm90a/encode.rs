@@ -64,7 +64,7 @@ pub fn encode(instr: &Instr) -> Result<[u64; 2], EncodeError> {
 pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), EncodeError> {
     let t = tables();
     let ids = t.by_name(instr.mnemonic);
-    let opcode = instr.opcode_text();
+    let opcode = OpcodeText(instr);
     if ids.is_empty() {
         return Err(EncodeError::UnknownOpcode(instr.mnemonic.to_string()));
     }
@@ -83,13 +83,27 @@ pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), Enco
     }
     Err(best
         .map(|b| b.1)
-        .unwrap_or(EncodeError::UnknownOpcode(opcode)))
+        .unwrap_or(EncodeError::UnknownOpcode(opcode.text())))
 }
+
+/// The opcode with its modifiers (`LDG.E.64`), for error messages: built only when one is
+/// reported (building it for every instruction cost 6% of encoding).
+#[derive(Clone, Copy)]
+struct OpcodeText<'a>(&'a Instr);
+
+impl OpcodeText<'_> {
+    fn text(&self) -> String {
+        self.0.opcode_text()
+    }
+}
+
+/// The most modifier specs a form may have (`bind` keeps their values on the stack).
+const MAX_MODS: usize = 32;
 
 /// Progress measure for error selection: modifiers matched count 1000, each operand 1.
 type Fail = (usize, EncodeError);
 
-fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
+fn bind(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<[u64; 2], Fail> {
     let mut w = f.base;
     // Guard.
     let gfile = if f.uguard {
@@ -101,7 +115,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             2000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: format!(
                     "the guard must be a {} predicate, not `{}`",
                     if f.uguard { "uniform" } else { "non-uniform" },
@@ -114,7 +128,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             2000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: format!("bad guard predicate {}", instr.guard.pred),
             },
         ));
@@ -122,29 +136,43 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
     Field::new(12, 3).set(&mut w, u64::from(instr.guard.pred.num));
     Field::new(15, 1).set(&mut w, u64::from(instr.guard.neg));
 
-    // Modifiers.
-    let mut modvals = vec![0u64; f.mods.len()];
-    let mut alias_given = vec![false; f.mods.len()];
+    // Modifiers, on the stack (a test checks that every form fits).
+    let mut modvals_buf = [0u64; MAX_MODS];
+    let mut alias_buf = [false; MAX_MODS];
+    let (modvals, alias_given) = if f.mods.len() <= MAX_MODS {
+        (
+            &mut modvals_buf[..f.mods.len()],
+            &mut alias_buf[..f.mods.len()],
+        )
+    } else {
+        return Err((
+            0,
+            EncodeError::Other {
+                opcode: opcode.text(),
+                reason: format!("a form with {} modifier specs", f.mods.len()),
+            },
+        ));
+    };
     let mut maxpos = 0usize;
     if !match_mods(
         &f.mods,
         0,
         &instr.mods,
         0,
-        &mut modvals,
-        &mut alias_given,
+        modvals,
+        alias_given,
         &mut maxpos,
     ) {
         let modifier = instr.mods.get(maxpos).map(|s| s.to_string());
         return Err((
             maxpos,
             EncodeError::UnknownModifier {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 modifier: modifier.unwrap_or_default(),
             },
         ));
     }
-    for (m, v) in f.mods.iter().zip(&modvals) {
+    for (m, v) in f.mods.iter().zip(modvals.iter()) {
         if let ModSpec::Field { f: fld, .. } = m {
             fld.set(&mut w, *v);
         }
@@ -158,7 +186,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err(err.map(|(d, e)| (1000 + d, e)).unwrap_or((
             1000,
             EncodeError::OperandCount {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 got: instr.operands.len(),
             },
         )));
@@ -166,17 +194,21 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
     w = wt;
 
     // Aliases must hold when written.
-    let vals = vals_of(f, &w, &modvals);
+    let vals = alias_given
+        .iter()
+        .any(|&a| a)
+        .then(|| vals_of(f, &w, modvals));
     for (i, m) in f.mods.iter().enumerate() {
         if let ModSpec::Alias { name, when } = m
             && alias_given[i]
-            && !when.holds(&vals)
+            && let Some(vals) = &vals
+            && !when.holds(vals)
         {
             {
                 return Err((
                     3000,
                     EncodeError::Other {
-                        opcode: opcode.into(),
+                        opcode: opcode.text(),
                         reason: format!("`.{name}` does not apply to these operands"),
                     },
                 ));
@@ -191,7 +223,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             3000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: format!(
                     "control bits: bit 109 (yield) needs a stall of 1-11, not {}",
                     ctrl.stall
@@ -203,7 +235,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             3000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: "control bits: this instruction takes no scoreboard wait mask".into(),
             },
         ));
@@ -212,7 +244,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             3000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: format!(
                     "control bits: this instruction sets no write scoreboard (SB{} given)",
                     ctrl.wbar
@@ -224,7 +256,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             3000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: format!(
                     "control bits: this instruction sets no read scoreboard (SB{} given)",
                     ctrl.rbar
@@ -236,7 +268,7 @@ fn bind(f: &Form, instr: &Instr, opcode: &str) -> Result<[u64; 2], Fail> {
         return Err((
             3000,
             EncodeError::Other {
-                opcode: opcode.into(),
+                opcode: opcode.text(),
                 reason: "control field out of range".into(),
             },
         ));
@@ -269,6 +301,11 @@ fn tok_count(name: &str) -> usize {
 fn starts_with(toks: &[&'static str], pos: usize, name: &str) -> Option<usize> {
     if name.is_empty() {
         return Some(0);
+    }
+    // Most names are one token: compare it whole (splitting costs more than the comparison).
+    let first = toks.get(pos)?;
+    if !name.as_bytes().contains(&b'.') {
+        return (*first == name).then_some(1);
     }
     let mut k = 0;
     for t in name.split('.') {
@@ -360,14 +397,14 @@ fn match_ops(
     w: &mut [u64; 2],
     reuse: &mut u8,
     err: &mut Option<(usize, EncodeError)>,
-    opcode: &str,
+    opcode: &OpcodeText,
 ) -> bool {
     if si == f.ops.len() {
         if oi == instr.operands.len() {
             return true;
         }
         let e = EncodeError::OperandCount {
-            opcode: opcode.into(),
+            opcode: opcode.text(),
             got: instr.operands.len(),
         };
         if err.as_ref().is_none_or(|(d, _)| 2 * oi >= *d) {
@@ -390,7 +427,7 @@ fn match_ops(
                 // kind mismatch (of another form) at the same operand.
                 let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
                 let e = EncodeError::BadOperand {
-                    opcode: opcode.into(),
+                    opcode: opcode.text(),
                     index: oi,
                     operand: super::print::operand_text(&instr.operands[oi]),
                     reason,
@@ -411,7 +448,7 @@ fn match_ops(
         *w = saved;
     } else if oi >= instr.operands.len() {
         let e = EncodeError::OperandCount {
-            opcode: opcode.into(),
+            opcode: opcode.text(),
             got: instr.operands.len(),
         };
         if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
@@ -767,5 +804,17 @@ fn bind_term(s: &MemTermSpec, t: &MemTerm, w: &mut [u64; 2]) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_fits_the_modifier_buffer() {
+        let t = tables();
+        let most = t.forms.iter().map(|f| f.mods.len()).max().unwrap_or(0);
+        assert!(most <= MAX_MODS, "a form has {most} modifier specs");
     }
 }
