@@ -163,20 +163,20 @@ impl Model {
         }
     }
 
-    fn raw_at(&self, key: u64) -> Option<&Row> {
-        let k = match &self.index {
+    /// The `raw.csv` row with a key.
+    fn raw_at(&self, key: u64) -> Option<usize> {
+        match &self.index {
             Index::Embedded => embedded::raw_index(key),
             Index::Parsed { raw_index, .. } => raw_index.get(&key).copied(),
-        };
-        k.map(|k| &self.raw[k])
+        }
     }
 
-    fn issue_at(&self, key: u64) -> Option<&Row> {
-        let k = match &self.index {
+    /// The `issue.csv` row with a key.
+    fn issue_at(&self, key: u64) -> Option<usize> {
+        match &self.index {
             Index::Embedded => embedded::issue_index(key),
             Index::Parsed { issue_index, .. } => issue_index.get(&key).copied(),
-        };
-        k.map(|k| &self.issue[k])
+        }
     }
 
     /// The row of `opcodes.csv` for a mnemonic and its modifiers, if any.
@@ -208,13 +208,48 @@ impl Model {
     }
 
     /// The `raw.csv` row that applies to a producer, consumer and operand.
+    ///
+    /// The search tries up to 18 keys; the scoreboard pass asks for the same few pairs of
+    /// classes over and over, so for the embedded model each answer is remembered (per
+    /// thread). A parsed model searches every time.
     pub fn raw_row(&self, p: &OpClass, c: &OpClass, op: Operand) -> Option<&Row> {
-        self.raw_rows(p, c, op).next()
+        if !matches!(self.index, Index::Embedded) {
+            return self.raw_rows(p, c, op).next();
+        }
+        // The memo holds row numbers.
+        let key = (self.pack_ids(p), self.pack_ids(c), op);
+        let found = RAW_MEMO.with(|m| m.borrow().get(&key).copied());
+        let k = match found {
+            Some(k) => k,
+            None => {
+                let k = self.raw_row_numbers(p, c, op).next();
+                RAW_MEMO.with(|m| m.borrow_mut().insert(key, k));
+                k
+            }
+        };
+        k.map(|k| &self.raw[k])
+    }
+
+    /// A class's class and pipe numbers in one word (a memo key).
+    fn pack_ids(&self, c: &OpClass) -> u64 {
+        let [class, pipe, _] = self.class_ids(c);
+        let n = |x: Option<u32>| x.map_or(u64::from(u32::MAX), u64::from);
+        (n(class) << 32) | n(pipe)
     }
 
     /// Every `raw.csv` row that applies to a producer, consumer and operand, most specific first
     /// (class before pipe before `*`, producer before consumer before operand).
     fn raw_rows(&self, p: &OpClass, c: &OpClass, op: Operand) -> impl Iterator<Item = &Row> {
+        self.raw_row_numbers(p, c, op).map(|k| &self.raw[k])
+    }
+
+    /// [`Model::raw_rows`] as row numbers.
+    fn raw_row_numbers(
+        &self,
+        p: &OpClass,
+        c: &OpClass,
+        op: Operand,
+    ) -> impl Iterator<Item = usize> {
         let (ps, cs, os) = (
             self.class_ids(p),
             self.class_ids(c),
@@ -238,8 +273,26 @@ impl Model {
         [class, pipe, self.star]
     }
 
-    /// The `issue.csv` row that applies to two instructions in this order.
+    /// The `issue.csv` row that applies to two instructions in this order (remembered per
+    /// thread for the embedded model, as [`Model::raw_row`]).
     pub fn issue_row(&self, a: &OpClass, b: &OpClass) -> Option<&Row> {
+        if !matches!(self.index, Index::Embedded) {
+            return self.issue_row_number(a, b).map(|k| &self.issue[k]);
+        }
+        let key = (self.pack_ids(a), self.pack_ids(b));
+        let found = ISSUE_MEMO.with(|m| m.borrow().get(&key).copied());
+        let k = match found {
+            Some(k) => k,
+            None => {
+                let k = self.issue_row_number(a, b);
+                ISSUE_MEMO.with(|m| m.borrow_mut().insert(key, k));
+                k
+            }
+        };
+        k.map(|k| &self.issue[k])
+    }
+
+    fn issue_row_number(&self, a: &OpClass, b: &OpClass) -> Option<usize> {
         let (as_, bs) = (self.class_ids(a), self.class_ids(b));
         for ak in as_.iter().flatten() {
             for bk in bs.iter().flatten() {
@@ -272,6 +325,15 @@ impl Model {
     pub fn max_latency(&self) -> u8 {
         self.max_latency
     }
+}
+
+thread_local! {
+    /// [`Model::raw_row`]'s answers for the embedded model: (producer, consumer, operand) → row.
+    static RAW_MEMO: std::cell::RefCell<HashMap<(u64, u64, Operand), Option<usize>>> =
+        std::cell::RefCell::new(HashMap::default());
+    /// [`Model::issue_row`]'s answers for the embedded model: (first, second) → row.
+    static ISSUE_MEMO: std::cell::RefCell<HashMap<(u64, u64), Option<usize>>> =
+        std::cell::RefCell::new(HashMap::default());
 }
 
 /// The embedded model.
