@@ -66,6 +66,53 @@ const TYPES: &[(&str, u32, Kind)] = &[
     ("surfref", 64, Kind::Opaque),
 ];
 
+/// The row of [`TYPES`] named `w` (a `match`, which compiles to a few length and byte tests:
+/// the checker and instruction selection look types up hundreds of thousands of times in a large
+/// kernel; a test checks it against the table).
+fn type_index(w: &str) -> Option<u8> {
+    Some(match w {
+        "b8" => 0,
+        "b16" => 1,
+        "b32" => 2,
+        "b64" => 3,
+        "b128" => 4,
+        "u8" => 5,
+        "u16" => 6,
+        "u32" => 7,
+        "u64" => 8,
+        "s8" => 9,
+        "s16" => 10,
+        "s32" => 11,
+        "s64" => 12,
+        "f16" => 13,
+        "bf16" => 14,
+        "f16x2" => 15,
+        "bf16x2" => 16,
+        "u16x2" => 17,
+        "s16x2" => 18,
+        "f32" => 19,
+        "f64" => 20,
+        "tf32" => 21,
+        "e4m3" => 22,
+        "e5m2" => 23,
+        "e4m3x2" => 24,
+        "e5m2x2" => 25,
+        "e2m3x2" => 26,
+        "e3m2x2" => 27,
+        "e2m1x2" => 28,
+        "ue8m0x2" => 29,
+        "s4" => 30,
+        "u4" => 31,
+        "b1" => 32,
+        "pred" => 33,
+        "b1024" => 34,
+        "texref" => 35,
+        "samplerref" => 36,
+        "surfref" => 37,
+        _ => return None,
+    })
+}
+
 impl Ty {
     /// The type named by a modifier (`.u32`) or bare name (`u32`).
     pub fn parse(word: &str) -> Option<Ty> {
@@ -74,9 +121,9 @@ impl Ty {
         if w.len() > 10 || !w.starts_with(['b', 'u', 's', 'f', 't', 'e', 'p']) {
             return None;
         }
-        TYPES.iter().position(|(n, _, _)| *n == w).map(|i| Ty {
-            name: TYPES[i].0,
-            index: i as u8,
+        type_index(w).map(|i| Ty {
+            name: TYPES[usize::from(i)].0,
+            index: i,
         })
     }
 
@@ -156,6 +203,17 @@ impl fmt::Display for Ty {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_index_matches_the_table() {
+        for (k, (name, _, _)) in TYPES.iter().enumerate() {
+            assert_eq!(type_index(name), Some(k as u8), "{name}");
+            assert_eq!(Ty::parse(&format!(".{name}")).map(|t| t.name), Some(*name));
+        }
+        for w in ["", "b", "u31", "f32x", "pred2", ".u32", "U32"] {
+            assert_eq!(type_index(w), None, "{w}");
+        }
+    }
 
     fn t(s: &str) -> Ty {
         Ty::parse(s).unwrap()
