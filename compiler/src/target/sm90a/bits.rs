@@ -87,34 +87,39 @@ pub fn sign_extend(v: u64, width: u32) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// Reads `width` bits starting at instruction bit `pos`.
+/// The parts of bits `[pos, pos + width)` (cut at bit 128) in each 64-bit word: `(word, first
+/// bit in the word, bit count, first bit in the value)`.
+fn word_parts(pos: u8, width: u8) -> impl Iterator<Item = (usize, u32, u32, u32)> {
+    let (pos, end) = (u32::from(pos), (u32::from(pos) + u32::from(width)).min(128));
+    (0..2u32).filter_map(move |word| {
+        let (lo, hi) = (pos.max(64 * word), end.min(64 * word + 64));
+        (lo < hi).then(|| (word as usize, lo - 64 * word, hi - lo, lo - pos))
+    })
+}
+
+/// `n` low bits set (`n` ≤ 64).
+fn low_mask(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// Reads `width` bits (at most 64) starting at instruction bit `pos`.
 pub fn get_bits(w: &[u64; 2], pos: u8, width: u8) -> u64 {
     let mut v = 0u64;
-    for i in 0..width {
-        let b = pos as u32 + i as u32;
-        if b >= 128 {
-            break;
+    for (word, shift, n, at) in word_parts(pos, width) {
+        if at < 64 {
+            v |= ((w[word] >> shift) & low_mask(n)) << at;
         }
-        let bit = (w[(b / 64) as usize] >> (b % 64)) & 1;
-        v |= bit << i;
     }
     v
 }
 
-/// Writes `width` bits starting at instruction bit `pos`.
+/// Writes `width` bits starting at instruction bit `pos` (bits of the field above the value's
+/// 64 are cleared).
 pub fn set_bits(w: &mut [u64; 2], pos: u8, width: u8, v: u64) {
-    for i in 0..width {
-        let b = pos as u32 + i as u32;
-        if b >= 128 {
-            break;
-        }
-        let word = (b / 64) as usize;
-        let m = 1u64 << (b % 64);
-        if i < 64 && (v >> i) & 1 == 1 {
-            w[word] |= m;
-        } else {
-            w[word] &= !m;
-        }
+    for (word, shift, n, at) in word_parts(pos, width) {
+        let part = if at < 64 { v >> at } else { 0 };
+        let mask = low_mask(n) << shift;
+        w[word] = (w[word] & !mask) | ((part << shift) & mask);
     }
 }
 
@@ -150,6 +155,58 @@ pub fn fmt_ranges(r: &[(u8, u8)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition, one bit at a time (what `get_bits`/`set_bits` must equal).
+    fn get_bitwise(w: &[u64; 2], pos: u8, width: u8) -> u64 {
+        let mut v = 0u64;
+        for i in 0..u32::from(width).min(64) {
+            let b = u32::from(pos) + i;
+            if b < 128 {
+                v |= ((w[(b / 64) as usize] >> (b % 64)) & 1) << i;
+            }
+        }
+        v
+    }
+
+    fn set_bitwise(w: &mut [u64; 2], pos: u8, width: u8, v: u64) {
+        for i in 0..u32::from(width) {
+            let b = u32::from(pos) + i;
+            if b >= 128 {
+                break;
+            }
+            let m = 1u64 << (b % 64);
+            if i < 64 && (v >> i) & 1 == 1 {
+                w[(b / 64) as usize] |= m;
+            } else {
+                w[(b / 64) as usize] &= !m;
+            }
+        }
+    }
+
+    #[test]
+    fn word_level_bits_equal_the_bitwise_definition() {
+        let words = [
+            [0u64, 0],
+            [u64::MAX, u64::MAX],
+            [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210],
+        ];
+        let values = [0u64, u64::MAX, 0x5555_5555_5555_5555, 0x8000_0000_0000_0001];
+        for pos in 0..128u8 {
+            for width in 0..=80u8 {
+                for w0 in words {
+                    if width <= 64 {
+                        assert_eq!(get_bits(&w0, pos, width), get_bitwise(&w0, pos, width));
+                    }
+                    for v in values {
+                        let (mut a, mut b) = (w0, w0);
+                        set_bits(&mut a, pos, width, v);
+                        set_bitwise(&mut b, pos, width, v);
+                        assert_eq!(a, b, "pos {pos} width {width} v {v:#x}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn fields_round_trip() {

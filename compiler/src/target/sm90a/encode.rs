@@ -83,7 +83,7 @@ pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), Enco
     }
     Err(best
         .map(|b| b.1)
-        .unwrap_or(EncodeError::UnknownOpcode(opcode.text())))
+        .unwrap_or_else(|| EncodeError::UnknownOpcode(opcode.text())))
 }
 
 /// The opcode with its modifiers (`LDG.E.64`), for error messages: built only when one is
@@ -183,13 +183,15 @@ fn bind(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<[u64; 2], Fail> 
     let mut err: Option<(usize, EncodeError)> = None;
     let mut wt = w;
     if !match_ops(f, 0, instr, 0, &mut wt, &mut reuse, &mut err, opcode) {
-        return Err(err.map(|(d, e)| (1000 + d, e)).unwrap_or((
-            1000,
-            EncodeError::OperandCount {
-                opcode: opcode.text(),
-                got: instr.operands.len(),
-            },
-        )));
+        return Err(err.map(|(d, e)| (1000 + d, e)).unwrap_or_else(|| {
+            (
+                1000,
+                EncodeError::OperandCount {
+                    opcode: opcode.text(),
+                    got: instr.operands.len(),
+                },
+            )
+        }));
     }
     w = wt;
 
@@ -403,11 +405,11 @@ fn match_ops(
         if oi == instr.operands.len() {
             return true;
         }
-        let e = EncodeError::OperandCount {
-            opcode: opcode.text(),
-            got: instr.operands.len(),
-        };
         if err.as_ref().is_none_or(|(d, _)| 2 * oi >= *d) {
+            let e = EncodeError::OperandCount {
+                opcode: opcode.text(),
+                got: instr.operands.len(),
+            };
             *err = Some((2 * oi, e));
         }
         return false;
@@ -426,13 +428,15 @@ fn match_ops(
                 // A value that has the right kind but not the right range says more than a
                 // kind mismatch (of another form) at the same operand.
                 let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
-                let e = EncodeError::BadOperand {
-                    opcode: opcode.text(),
-                    index: oi,
-                    operand: super::print::operand_text(&instr.operands[oi]),
-                    reason,
-                };
+                // The message is built only when it is the best so far (most attempts fail on
+                // the way to the form that fits, and their messages are never shown).
                 if err.as_ref().is_none_or(|(d, _)| prio > *d) {
+                    let e = EncodeError::BadOperand {
+                        opcode: opcode.text(),
+                        index: oi,
+                        operand: super::print::operand_text(&instr.operands[oi]),
+                        reason,
+                    };
                     *err = Some((prio, e));
                 }
             }
@@ -447,11 +451,11 @@ fn match_ops(
         }
         *w = saved;
     } else if oi >= instr.operands.len() {
-        let e = EncodeError::OperandCount {
-            opcode: opcode.text(),
-            got: instr.operands.len(),
-        };
         if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
+            let e = EncodeError::OperandCount {
+                opcode: opcode.text(),
+                got: instr.operands.len(),
+            };
             *err = Some((2 * oi, e));
         }
     }
