@@ -450,14 +450,12 @@ fn match_ops(
             return true;
         }
         *w = saved;
-    } else if oi >= instr.operands.len() {
-        if err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
-            let e = EncodeError::OperandCount {
-                opcode: opcode.text(),
-                got: instr.operands.len(),
-            };
-            *err = Some((2 * oi, e));
-        }
+    } else if oi >= instr.operands.len() && err.as_ref().is_none_or(|(d, _)| 2 * oi > *d) {
+        let e = EncodeError::OperandCount {
+            opcode: opcode.text(),
+            got: instr.operands.len(),
+        };
+        *err = Some((2 * oi, e));
     }
     false
 }
