@@ -22,6 +22,47 @@ fn normalize(mut v: Vec<u32>) -> Vec<u32> {
     v
 }
 
+/// `a ∪ b` of two sorted, duplicate-free lists.
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// `a \ b` of two sorted, duplicate-free lists.
+fn difference(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j == b.len() || b[j] != x {
+            out.push(x);
+        }
+    }
+    out
+}
+
 impl Liveness {
     pub fn compute(f: &Function, cfg: &Cfg) -> Liveness {
         let nb = f.blocks.len();
@@ -75,36 +116,34 @@ impl Liveness {
         let mut live_in: Vec<Vec<u32>> = vec![Vec::new(); nb];
         let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
         let order: Vec<BlockId> = cfg.rpo.iter().rev().copied().collect();
+        // Backward dataflow to the least fixpoint. A block is recomputed only when the live-in
+        // set of a successor changed since (all blocks at first); the sets are sorted, so
+        // unions and differences are linear merges.
+        let mut dirty = vec![true; nb];
         let mut changed = true;
         while changed {
             changed = false;
             for &b in &order {
                 let i = b.0 as usize;
+                if !std::mem::take(&mut dirty[i]) {
+                    continue;
+                }
                 let mut out = phi_uses[i].clone();
                 for s in cfg.succs(b) {
                     // A successor's PHI definitions are not live into it from here.
                     let s = s.0 as usize;
-                    out.extend(
-                        live_in[s]
-                            .iter()
-                            .filter(|v| phi_defs[s].binary_search(v).is_err()),
-                    );
+                    out = union(&out, &difference(&live_in[s], &phi_defs[s]));
                 }
-                let out = normalize(out);
-                let mut inn: Vec<u32> = out
-                    .iter()
-                    .copied()
-                    .filter(|v| defs[i].binary_search(v).is_err())
-                    .collect();
-                inn.extend_from_slice(&uses[i]);
                 // PHI results are defined at the top of the block: live-in as values of the block.
-                inn.extend_from_slice(&phi_defs[i]);
-                let inn = normalize(inn);
-                if inn != live_in[i] || out != live_out[i] {
+                let inn = union(&union(&difference(&out, &defs[i]), &uses[i]), &phi_defs[i]);
+                if inn != live_in[i] {
+                    for p in cfg.preds(b) {
+                        dirty[p.0 as usize] = true;
+                    }
                     live_in[i] = inn;
-                    live_out[i] = out;
                     changed = true;
                 }
+                live_out[i] = out;
             }
         }
         Liveness { live_in, live_out }
