@@ -1004,7 +1004,7 @@ fn coverage_of_the_corpora() {
                 let Some((opcode, mods)) = Isa::get().split_opcode(i) else {
                     continue;
                 };
-                if !FAMILY.contains(&opcode.as_str()) {
+                if !FAMILY.contains(&&*opcode) {
                     continue;
                 }
                 total += 1;
@@ -1012,7 +1012,7 @@ fn coverage_of_the_corpora() {
                     .iter()
                     .any(|d| d.span.start >= i.span.start && d.span.end <= i.span.end);
                 if failed {
-                    let full: String = std::iter::once(opcode.clone())
+                    let full: String = std::iter::once(opcode.to_string())
                         .chain(mods.iter().map(|m| m.text.clone()))
                         .collect();
                     *missing.entry(full).or_default() += 1;

@@ -1295,7 +1295,7 @@ impl Checker {
         // Types and the other modifiers, in the order written.
         let mut types: Vec<(Ty, Span)> = Vec::new();
         let mut others: Vec<&Name> = Vec::new();
-        for m in &mods {
+        for m in mods {
             if let Some(t) = Ty::parse(&m.text) {
                 types.push((t, m.span));
             } else if forms.iter().any(|f| f.allows_modifier(&m.text))
@@ -1422,7 +1422,7 @@ impl Checker {
             .and_then(|m| m.text[2..].parse::<u32>().ok());
         let space = instr_space(&others);
         let is_store = matches!(
-            form_name.as_str(),
+            &*form_name,
             "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
         );
         // With fewer operands than listed, the last optional positions are the missing ones
@@ -1496,7 +1496,10 @@ impl Checker {
         }
     }
 
-    fn split_opcode<'i>(&self, ins: &'i Instruction) -> Option<(String, Vec<&'i Name>)> {
+    fn split_opcode<'i>(
+        &self,
+        ins: &'i Instruction,
+    ) -> Option<(std::borrow::Cow<'i, str>, &'i [Name])> {
         self.isa.split_opcode(ins)
     }
 

@@ -30,6 +30,7 @@
 //! type slots fit the written types decides.
 
 use rustc_hash::FxHashSet;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 pub use super::isa_forms::{
@@ -75,10 +76,14 @@ impl Isa {
 
     /// Finds the longest known compound opcode of an instruction (`cp.async.bulk.tensor`) and
     /// returns it with the modifiers that follow it.
+    ///
+    /// The opcode is borrowed from the instruction unless it spans several words (`cp.async`),
+    /// and the modifiers are the instruction's own: the checker and instruction selection split
+    /// every instruction, and allocating for it cost four allocations per instruction.
     pub fn split_opcode<'i>(
         &self,
         ins: &'i crate::frontend::ast::Instruction,
-    ) -> Option<(String, Vec<&'i crate::frontend::ast::Name>)> {
+    ) -> Option<(Cow<'i, str>, &'i [crate::frontend::ast::Name])> {
         let head = ins.opcode.text.as_str();
         if is_compound_head(head) {
             let words: Vec<&str> = std::iter::once(head)
@@ -87,11 +92,11 @@ impl Isa {
             for n in (2..=self.max_opcode_words.min(words.len())).rev() {
                 let name = words[..n].concat();
                 if opcode_index(&name).is_some() {
-                    return Some((name, ins.modifiers[n - 1..].iter().collect()));
+                    return Some((Cow::Owned(name), &ins.modifiers[n - 1..]));
                 }
             }
         }
-        opcode_index(head).map(|_| (head.to_string(), ins.modifiers.iter().collect()))
+        opcode_index(head).map(|_| (Cow::Borrowed(head), &ins.modifiers[..]))
     }
 
     /// The table.

@@ -418,7 +418,7 @@ impl Cx<'_> {
         self.diags.push(Diagnostic::error(span, msg));
     }
 
-    pub(super) fn unsupported(&mut self, ins: &ast::Instruction, opcode: &str, mods: &[&Name]) {
+    pub(super) fn unsupported(&mut self, ins: &ast::Instruction, opcode: &str, mods: &[Name]) {
         let full: String = std::iter::once(opcode.to_string())
             .chain(mods.iter().map(|m| m.text.clone()))
             .collect();
@@ -780,7 +780,7 @@ impl Cx<'_> {
                 .iter()
                 .any(|d| d.span.start >= ins.span.start && d.span.end <= ins.span.end)
         {
-            self.unsupported(ins, &opcode, &mods);
+            self.unsupported(ins, &opcode, mods);
         }
     }
 }
