@@ -97,6 +97,6 @@ fn ptxas_control_words_recomputed() {
     );
     let rate = |a: &Agreement| a.identical as f64 / a.total as f64;
     // Floors: the figures reached, less a small margin. Raise them as the pass improves.
-    assert!(rate(&corpora) >= 0.925, "corpora:\n{}", corpora.report());
-    assert!(rate(&all) >= 0.89, "everything:\n{}", all.report());
+    assert!(rate(&corpora) >= 0.93, "corpora:\n{}", corpora.report());
+    assert!(rate(&all) >= 0.895, "everything:\n{}", all.report());
 }
