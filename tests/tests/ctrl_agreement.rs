@@ -4,7 +4,8 @@
 //!
 //! Prints the figures for the corpora (ZLUDA + pyptx, the measure), the project's
 //! kernels and the probes, and asserts floors so that a change that makes the pass less like
-//! ptxas fails. `PTXC_CTRL_DIFFS=FILE` writes every differing instruction to FILE.
+//! ptxas fails. `PTXC_CTRL_DIFFS=FILE` writes every differing instruction to FILE;
+//! `PTXC_CTRL_LISTINGS=DIR` appends the listings to `DIR/{corpora,kernels,probes}-{opt,debug}.sass`.
 //!
 //! Files ptxas compiled as debug code (`.target sm_90a, debug`) are recomputed with ptxas's
 //! serial scheme (`--debug-code`): that is how ptxas compiled them.
@@ -22,7 +23,7 @@ fn is_debug_ptx(p: &Path) -> bool {
     })
 }
 
-fn agreement(files: &[PathBuf], diffs: &mut String) -> Option<Agreement> {
+fn agreement(set: &str, files: &[PathBuf], diffs: &mut String) -> Option<Agreement> {
     let ls = listings(files)?;
     let mut total = Agreement::default();
     for (path, text) in ls {
@@ -30,11 +31,10 @@ fn agreement(files: &[PathBuf], diffs: &mut String) -> Option<Agreement> {
             continue; // a module without kernels
         }
         if let Some(dump) = std::env::var_os("PTXC_CTRL_LISTINGS") {
-            let dump = PathBuf::from(dump).join(if is_debug_ptx(&path) {
-                "debug.sass"
-            } else {
-                "opt.sass"
-            });
+            let dump = PathBuf::from(dump).join(format!(
+                "{set}-{}.sass",
+                if is_debug_ptx(&path) { "debug" } else { "opt" }
+            ));
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -60,8 +60,8 @@ fn ptxas_control_words_recomputed() {
     let t = std::time::Instant::now();
     let mut diffs = String::new();
     let sets: [(&str, Vec<PathBuf>); 3] = [
-        ("corpora (ZLUDA + pyptx)", accepted_corpus()),
-        ("project kernels", own_kernels()),
+        ("corpora", accepted_corpus()),
+        ("kernels", own_kernels()),
         ("probes", {
             let mut p = probes(0..=20);
             p.extend(sass_probe_ptx());
@@ -71,10 +71,15 @@ fn ptxas_control_words_recomputed() {
     let mut all = Agreement::default();
     let mut corpora = Agreement::default();
     for (k, (name, files)) in sets.iter().enumerate() {
-        let Some(a) = agreement(files, &mut diffs) else {
+        let Some(a) = agreement(name, files, &mut diffs) else {
             return;
         };
-        println!("== {name}: {} files\n{}", files.len(), a.report());
+        let title = match *name {
+            "corpora" => "corpora (ZLUDA + pyptx)",
+            "kernels" => "project kernels",
+            n => n,
+        };
+        println!("== {title}: {} files\n{}", files.len(), a.report());
         all.merge(&a);
         if k == 0 {
             corpora = a;
@@ -92,6 +97,6 @@ fn ptxas_control_words_recomputed() {
     );
     let rate = |a: &Agreement| a.identical as f64 / a.total as f64;
     // Floors: the figures reached, less a small margin. Raise them as the pass improves.
-    assert!(rate(&corpora) >= 0.91, "corpora:\n{}", corpora.report());
-    assert!(rate(&all) >= 0.88, "everything:\n{}", all.report());
+    assert!(rate(&corpora) >= 0.93, "corpora:\n{}", corpora.report());
+    assert!(rate(&all) >= 0.895, "everything:\n{}", all.report());
 }
