@@ -99,6 +99,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             num: *b,
         }),
         OpKind::Sym(name) => K::Sym(name),
+        OpKind::SbSet(m) => K::SbSet(*m),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
         OpKind::Func(name) => {
             return Err(format!(

@@ -34,6 +34,8 @@ pub struct SsaBuilder {
     pub preds: Vec<Vec<BlockId>>,
     /// The PHIs placed so far: vreg → (block, variable).
     phis: FxHashMap<VReg, (BlockId, Var)>,
+    /// The `UNDEF`s placed (reads in blocks without predecessors).
+    undefs: FxHashSet<VReg>,
 }
 
 impl SsaBuilder {
@@ -45,6 +47,7 @@ impl SsaBuilder {
             sealed: FxHashSet::default(),
             preds: vec![Vec::new(); nblocks],
             phis: FxHashMap::default(),
+            undefs: FxHashSet::default(),
         }
     }
 
@@ -131,6 +134,7 @@ impl SsaBuilder {
             at,
             Inst::new("UNDEF", &[], vec![Operand::def(Reg::whole(v, words))]),
         );
+        self.undefs.insert(v);
         v
     }
 
@@ -172,29 +176,49 @@ impl SsaBuilder {
         }
     }
 
-    /// When `v` is a PHI of a sealed block whose arguments are all one value (or the PHI
-    /// itself), that value.
+    /// When `v` is a PHI of a sealed block whose arguments are all one value (or `UNDEF`),
+    /// that value. An
+    /// argument that is itself such a PHI counts as the values it merges, so that a group of
+    /// PHIs that only pass one value around (a variable read after a loop that never writes
+    /// it: the join's PHI reads the loop header's, which reads itself) is that value.
     pub fn trivial_phi_value(&self, f: &Function, v: VReg) -> Option<VReg> {
-        let (block, _) = *self.phis.get(&v)?;
-        if !self.sealed.contains(&block) {
-            return None;
-        }
-        let phi = f
-            .block(block)
-            .insts
-            .iter()
-            .find(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(v))?;
+        let mut work = vec![v];
+        let mut seen = vec![v];
         let mut same = None;
-        for o in &phi.ops {
-            if let OpKind::PhiArg(_, r) = o.kind {
-                let a = r.vreg()?;
-                if a == v || Some(a) == same {
-                    continue;
+        while let Some(p) = work.pop() {
+            let (block, _) = *self.phis.get(&p)?;
+            if !self.sealed.contains(&block) {
+                return None;
+            }
+            let phi = f
+                .block(block)
+                .insts
+                .iter()
+                .find(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(p))?;
+            for o in &phi.ops {
+                if let OpKind::PhiArg(_, r) = o.kind {
+                    let a = r.vreg()?;
+                    // An `UNDEF` (the value on a path from a block without predecessors) may
+                    // be taken to be any value, so it agrees with the others.
+                    if seen.contains(&a) || Some(a) == same || self.undefs.contains(&a) {
+                        continue;
+                    }
+                    let is_live_phi = self.phis.get(&a).is_some_and(|&(b, _)| {
+                        f.block(b)
+                            .insts
+                            .iter()
+                            .any(|i| i.is_phi() && i.defs().next().and_then(Reg::vreg) == Some(a))
+                    });
+                    if is_live_phi && seen.len() < 64 {
+                        seen.push(a);
+                        work.push(a);
+                        continue;
+                    }
+                    if same.is_some() {
+                        return None;
+                    }
+                    same = Some(a);
                 }
-                if same.is_some() {
-                    return None;
-                }
-                same = Some(a);
             }
         }
         same

@@ -107,6 +107,14 @@ impl fmt::Display for Operand {
             OpKind::Barrier(b) => {
                 let _ = write!(s, "B{b}");
             }
+            OpKind::SbSet(m) => {
+                let sbs: Vec<String> = (0..6)
+                    .rev()
+                    .filter(|i| m >> i & 1 == 1)
+                    .map(|i| i.to_string())
+                    .collect();
+                let _ = write!(s, "{{{}}}", sbs.join(","));
+            }
             OpKind::Prior(r) => {
                 let _ = write!(s, "{{prior {r}}}");
             }

@@ -21,6 +21,7 @@ mod intops;
 mod memory;
 mod mma;
 mod sreg;
+mod tensormap;
 mod texture;
 mod uniform;
 mod warp;
@@ -770,6 +771,7 @@ impl Cx<'_> {
             .or_else(|| self.lower_memory(&op))
             .or_else(|| self.lower_mma(&op))
             .or_else(|| self.lower_async_copy(&op))
+            .or_else(|| self.lower_tensormap(&op))
             .or_else(|| self.lower_cluster(&op))
             .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))
