@@ -194,6 +194,8 @@ pub enum MemPrefix {
     None,
     /// `desc[URn]`: the global memory descriptor pair.
     Desc(Reg),
+    /// `gdesc[URn]`: GMMA matrix descriptors (the register is a term).
+    GDesc,
 }
 
 /// One term of a memory operand: a register with its suffix (`R2.64`, `RZ.U32`) or an offset.

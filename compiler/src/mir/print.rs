@@ -71,8 +71,12 @@ impl fmt::Display for Operand {
                 };
             }
             OpKind::Mem { prefix, terms } => {
-                if let MemPrefix::Desc(r) = prefix {
-                    let _ = write!(s, "desc[{r}]");
+                match prefix {
+                    MemPrefix::Desc(r) => {
+                        let _ = write!(s, "desc[{r}]");
+                    }
+                    MemPrefix::GDesc => s.push_str("gdesc"),
+                    MemPrefix::None => {}
                 }
                 s.push('[');
                 for (i, t) in terms.iter().enumerate() {

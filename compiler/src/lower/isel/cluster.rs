@@ -651,18 +651,22 @@ impl Cx<'_> {
                 urz(),
             ],
         ));
-        self.emit(
-            Inst::new(
-                "SYNCS",
-                &["EXCH", "64"],
-                vec![
-                    Operand::def(Reg::phys(PReg::URZ)),
-                    Self::ur_mem(addr),
-                    Operand::use_(Reg::whole(state, 2)),
-                ],
-            )
-            .mbarrier(Self::mbarrier_record(op)),
-        );
+        // SYNCS.EXCH takes only a uniform guard: under a PTX guard, a branch around it.
+        let record = Self::mbarrier_record(op);
+        self.under_guard(|cx| {
+            cx.emit(
+                Inst::new(
+                    "SYNCS",
+                    &["EXCH", "64"],
+                    vec![
+                        Operand::def(Reg::phys(PReg::URZ)),
+                        Self::ur_mem(addr),
+                        Operand::use_(Reg::whole(state, 2)),
+                    ],
+                )
+                .mbarrier(record),
+            );
+        });
         true
     }
 
@@ -1324,11 +1328,11 @@ impl Cx<'_> {
     ///
     /// ```text
     ///       PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0      ; P0: this thread still waits
-    /// loop: @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
+    /// loop: PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0       ; (ptxas: at the end of the round)
+    ///       @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
     ///       @P1 R2UR URx, Rx …                           ; its operands
-    ///       @P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0   ; it stops waiting
+    ///       PLOP3.LUT P0, PT, P0, P1, PT, 0x20, 0x0      ; it stops waiting
     ///       <issue>
-    ///       PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0
     ///   @P0 BRA.U.ANY loop
     /// ```
     /// `operands` are the values the instruction needs in uniform registers: a uniform value is
@@ -1349,7 +1353,7 @@ impl Cx<'_> {
                 name: name.into(),
             })
         };
-        let (wait_var, elected_var) = (pred_var(self, "elect.wait"), pred_var(self, "elect.one"));
+        let wait_var = pred_var(self, "elect.wait");
         let pt = || Operand::use_(Reg::phys(PReg::PT));
         let plop = |d: Reg, a: Operand, lut: i64| {
             Inst::new(
@@ -1369,13 +1373,12 @@ impl Cx<'_> {
         let w0 = self.new_vreg(RegClass::Pred, 1);
         self.emit_unguarded(plop(Reg::whole(w0, 1), pt(), 0x80));
         self.ssa.write(wait_var, self.cur, w0);
-        // No thread is elected before the first round (so P1 is never read undefined).
-        let e0 = self.new_vreg(RegClass::Pred, 1);
-        self.emit_unguarded(plop(Reg::whole(e0, 1), pt(), 0x8));
-        self.ssa.write(elected_var, self.cur, e0);
         let (head, after) = self.open_self_loop();
         let wait = self.ssa.read(self.f, wait_var, head);
-        let elected_before = self.ssa.read(self.f, elected_var, head);
+        // No thread is elected before the ELECT (ptxas clears P1 at the end of each round
+        // instead; clearing it at the start needs no PHI, one predicate less in the loop).
+        let elected_before = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(elected_before, 1), pt(), 0x8));
         let elected = self.new_vreg(RegClass::Pred, 1);
         self.emit_unguarded(
             Inst::new(
@@ -1416,16 +1419,24 @@ impl Cx<'_> {
                 }
             }
         }
+        // wait & !elected (ptxas: `@P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0`; one value
+        // without a prior, so `wait` dies here and the loop needs one predicate less).
         let wait2 = self.new_vreg(RegClass::Pred, 1);
-        let mut done = plop(Reg::whole(wait2, 1), Operand::use_(on_elected), 0x8);
-        done.ops
-            .push(Operand::new(OpKind::Prior(Reg::whole(wait, 1))));
-        self.emit_unguarded(done.guarded(on_elected, false));
+        self.emit_unguarded(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(Reg::whole(wait2, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::use_(Reg::whole(wait, 1)),
+                Operand::use_(on_elected),
+                pt(),
+                Operand::imm(0x20),
+                Operand::imm(0),
+            ],
+        ));
         issue(self, uniform);
-        let cleared = self.new_vreg(RegClass::Pred, 1);
-        self.emit_unguarded(plop(Reg::whole(cleared, 1), pt(), 0x8));
         self.ssa.write(wait_var, self.cur, wait2);
-        self.ssa.write(elected_var, self.cur, cleared);
         self.emit_unguarded(
             Inst::new(
                 "BRA",
@@ -1442,7 +1453,7 @@ impl Cx<'_> {
 
     /// Packs uniform 32-bit values into one consecutive uniform tuple (the `[UR4]` operand of
     /// UBLKCP/UTMALDG names UR4, UR5, … at once).
-    fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
+    pub(super) fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
         let words: u8 = parts.iter().map(|p| p.count()).sum();
         let t = self.new_vreg(RegClass::Ugpr, words);
         let mut w = 0;
