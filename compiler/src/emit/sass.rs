@@ -196,7 +196,6 @@ pub fn encode_function_with(
 /// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
 /// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
 /// inserted before that position; the padding has none.
-#[allow(clippy::type_complexity)]
 /// A QGMMA writes its accumulators asynchronously: ptxc follows each with
 /// `WARPGROUP.DEPBAR.LE gsb0, 0x0` (`lower/isel/wgmma.rs`), and nothing may read or write those
 /// registers in between (a copy or spill the register allocator placed there would see the old
@@ -247,6 +246,7 @@ fn check_gmma_waits(f: &Function) -> Result<(), String> {
     Ok(())
 }
 
+#[allow(clippy::type_complexity)]
 fn lay_out(
     f: &Function,
     nops: &BTreeMap<(usize, usize), (u32, bool)>,

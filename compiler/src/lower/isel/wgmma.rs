@@ -64,7 +64,7 @@ fn qgmma_shape(n: u32) -> Option<&'static str> {
         "64x248x32",
         "64x256x32",
     ];
-    (n % 8 == 0 && (8..=256).contains(&n)).then(|| SHAPES[(n / 8 - 1) as usize])
+    (n.is_multiple_of(8) && (8..=256).contains(&n)).then(|| SHAPES[(n / 8 - 1) as usize])
 }
 
 impl Cx<'_> {
