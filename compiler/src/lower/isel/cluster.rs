@@ -450,20 +450,20 @@ impl Cx<'_> {
     /// `SYNCS.PHASECHK.TRANS64.TRYWAIT PT, [R0+URZ], R3`, `SYNCS.ARRIVE.TRANS64 RZ, [R0+URZ], R3`,
     /// `SYNCS.CCTL.IV [R0+URZ]`).
     fn mbarrier_operand(&mut self, a: &ast::Operand) -> Option<Operand> {
-        let (name, _) = self.name_plus_offset(a)?;
-        if !matches!(self.sym(&name.text), Some(Sym::Shared { .. }))
-            && let Some((var, _)) = self.lookup_reg(&name.text)
-        {
-            let r = self.read_var(var);
-            let lo = super::address::word_of(r, 0);
-            self.assume_loop_phis = true;
-            let uniform = self.is_uniform(lo) || self.uniform_of(lo).is_some();
-            self.assume_loop_phis = false;
-            if !uniform {
-                return self.vector_shared_address(a);
-            }
+        let before = self.diags.len();
+        if let Some(u) = self.mbarrier_address(a) {
+            return Some(Self::ur_mem(u));
         }
-        self.mbarrier_address(a).map(Self::ur_mem)
+        // Only the "differs between threads" refusal falls back to the vector form.
+        if self.diags.len() == before + 1
+            && self.diags[before]
+                .message
+                .contains("differs between threads")
+        {
+            self.diags.pop();
+            return self.vector_shared_address(a);
+        }
+        None
     }
 
     /// The parts of an mbarrier address operand `[name]` or `[name+imm]`; an error for any other
