@@ -83,6 +83,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             let prefix = match prefix {
                 mir::MemPrefix::None => sass::MemPrefix::None,
                 mir::MemPrefix::Desc(r) => sass::MemPrefix::Desc(reg(*r)?),
+                mir::MemPrefix::GDesc => sass::MemPrefix::GDesc,
             };
             let terms = terms
                 .iter()
@@ -99,6 +100,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
             num: *b,
         }),
         OpKind::Sym(name) => K::Sym(name),
+        OpKind::SbSet(m) => K::SbSet(*m),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
         OpKind::Func(name) => {
             return Err(format!(
@@ -194,11 +196,62 @@ pub fn encode_function_with(
 /// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
 /// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
 /// inserted before that position; the padding has none.
+/// A QGMMA writes its accumulators asynchronously: ptxc follows each with
+/// `WARPGROUP.DEPBAR.LE gsb0, 0x0` (`lower/isel/wgmma.rs`), and nothing may read or write those
+/// registers in between (a copy or spill the register allocator placed there would see the old
+/// values). An error names the function otherwise.
+fn check_gmma_waits(f: &Function) -> Result<(), String> {
+    for b in &f.blocks {
+        for (i, inst) in b.insts.iter().enumerate() {
+            if inst.mnemonic != "QGMMA" {
+                continue;
+            }
+            let Some(mir::Reg::Phys { reg: d, count }) = inst.defs().next() else {
+                return Err(format!(
+                    "`{}`: a QGMMA without allocated accumulators",
+                    f.name
+                ));
+            };
+            let acc = u32::from(d.num)..u32::from(d.num) + u32::from(count);
+            let overlaps = |r: mir::Reg| match r {
+                mir::Reg::Phys { reg, count } if reg.class == RegClass::Gpr => {
+                    let n = u32::from(reg.num);
+                    n < acc.end && acc.start < n + u32::from(count)
+                }
+                _ => false,
+            };
+            let mut waited = false;
+            for next in &b.insts[i + 1..] {
+                if next.mnemonic == "WARPGROUP" && next.mods.first() == Some(&"DEPBAR") {
+                    waited = true;
+                    break;
+                }
+                if next
+                    .ops
+                    .iter()
+                    .flat_map(|o| o.regs())
+                    .any(|r| overlaps(r.reg))
+                {
+                    break;
+                }
+            }
+            if !waited {
+                return Err(format!(
+                    "`{}`: ptxc cannot yet keep the accumulators of a wgmma in place until its wait",
+                    f.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::type_complexity)]
 fn lay_out(
     f: &Function,
     nops: &BTreeMap<(usize, usize), (u32, bool)>,
 ) -> Result<(EncodedFunction, Vec<Option<(usize, usize, bool)>>), String> {
+    check_gmma_waits(f)?;
     // Layout: blocks in order; a fallthrough to a block that does not follow becomes a branch.
     let mut starts = vec![0u64; f.blocks.len()];
     let mut n = 0u64;
@@ -260,10 +313,20 @@ fn lay_out(
             } else {
                 &mi.ops[..]
             };
-            let ops = printed
+            let mut ops = printed
                 .iter()
                 .map(|o| operand(o, &starts))
                 .collect::<Result<Vec<_>, _>>()?;
+            // A QGMMA that accumulates in place has no C operand in MIR (so that the register
+            // allocator cannot give it registers of its own): C is D (`lower/isel/wgmma.rs`).
+            if mi.mnemonic == "QGMMA"
+                && !matches!(mi.ops.get(2).map(|o| &o.kind),
+                    Some(OpKind::Reg(mir::RegRef { reg: mir::Reg::Phys { reg, .. }, .. }))
+                        if reg.class == RegClass::Gpr)
+                && let Some(d) = ops.first().cloned()
+            {
+                ops.insert(2, d);
+            }
             let mut i = Instr::new(mi.mnemonic, &mi.mods, ops);
             if let Some(g) = mi.guard {
                 i.guard = sass::Guard {

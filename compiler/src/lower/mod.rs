@@ -310,15 +310,18 @@ pub(crate) fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> 
 pub struct Decl(pub Vec<ast::Attr>, pub Declarator);
 
 /// The size and alignment of a declared object: type size × array elements, `.align` or the
-/// type's natural alignment.
+/// type's natural alignment. The `.align` of a `.ptr` parameter (`.param .u64 .ptr .global
+/// .align 1 p`) is the pointee's: the parameter itself keeps its natural alignment (the driver
+/// puts such a `.u64` after three `.u32`s at 0x238, not 0x234: pyptx/matmul_tma_v35_sm90a).
 pub fn object_layout(attrs: &[ast::Attr], d: &Declarator) -> (u32, u32) {
     let mut ty_bytes = 0;
     let mut align = None;
     let mut vector = 1;
+    let pointer = attrs.iter().any(|a| a.word.text == ".ptr");
     for a in attrs {
         if let Some(t) = Ty::parse(&a.word.text) {
             ty_bytes = t.bits().div_ceil(8).max(1);
-        } else if a.word.text == ".align" {
+        } else if a.word.text == ".align" && !pointer {
             align = a.value.as_ref().and_then(eval_const).map(|v| v as u32);
         } else if let Some(n) = a
             .word

@@ -36,6 +36,8 @@ pub struct SsaBuilder {
     phis: FxHashMap<VReg, (BlockId, Var, u32)>,
     /// How many PHIs each block got.
     phis_in: FxHashMap<BlockId, u32>,
+    /// The `UNDEF`s placed (reads in blocks without predecessors).
+    undefs: FxHashSet<VReg>,
 }
 
 impl SsaBuilder {
@@ -48,6 +50,7 @@ impl SsaBuilder {
             preds: vec![Vec::new(); nblocks],
             phis: FxHashMap::default(),
             phis_in: FxHashMap::default(),
+            undefs: FxHashSet::default(),
         }
     }
 
@@ -134,6 +137,7 @@ impl SsaBuilder {
             at,
             Inst::new("UNDEF", &[], vec![Operand::def(Reg::whole(v, words))]),
         );
+        self.undefs.insert(v);
         v
     }
 
@@ -191,25 +195,40 @@ impl SsaBuilder {
         }
     }
 
-    /// When `v` is a PHI of a sealed block whose arguments are all one value (or the PHI
-    /// itself), that value.
+    /// When `v` is a PHI of a sealed block whose arguments are all one value (or `UNDEF`),
+    /// that value. An
+    /// argument that is itself such a PHI counts as the values it merges, so that a group of
+    /// PHIs that only pass one value around (a variable read after a loop that never writes
+    /// it: the join's PHI reads the loop header's, which reads itself) is that value.
     pub fn trivial_phi_value(&self, f: &Function, v: VReg) -> Option<VReg> {
-        let (block, _, _) = *self.phis.get(&v)?;
-        if !self.sealed.contains(&block) {
-            return None;
-        }
-        let phi = &f.block(block).insts[self.phi_index(f, v)?];
+        let mut work = vec![v];
+        let mut seen = vec![v];
         let mut same = None;
-        for o in &phi.ops {
-            if let OpKind::PhiArg(_, r) = o.kind {
-                let a = r.vreg()?;
-                if a == v || Some(a) == same {
-                    continue;
+        while let Some(p) = work.pop() {
+            let (block, _, _) = *self.phis.get(&p)?;
+            if !self.sealed.contains(&block) {
+                return None;
+            }
+            let phi = &f.block(block).insts[self.phi_index(f, p)?];
+            for o in &phi.ops {
+                if let OpKind::PhiArg(_, r) = o.kind {
+                    let a = r.vreg()?;
+                    // An `UNDEF` (the value on a path from a block without predecessors) may
+                    // be taken to be any value, so it agrees with the others.
+                    if seen.contains(&a) || Some(a) == same || self.undefs.contains(&a) {
+                        continue;
+                    }
+                    let is_live_phi = self.phi_index(f, a).is_some();
+                    if is_live_phi && seen.len() < 64 {
+                        seen.push(a);
+                        work.push(a);
+                        continue;
+                    }
+                    if same.is_some() {
+                        return None;
+                    }
+                    same = Some(a);
                 }
-                if same.is_some() {
-                    return None;
-                }
-                same = Some(a);
             }
         }
         same

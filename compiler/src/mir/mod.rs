@@ -194,6 +194,8 @@ pub enum MemPrefix {
     None,
     /// `desc[URn]`: the global memory descriptor pair.
     Desc(Reg),
+    /// `gdesc[URn]`: GMMA matrix descriptors (the register is a term).
+    GDesc,
 }
 
 /// One term of a memory operand: a register with its suffix (`R2.64`, `RZ.U32`) or an offset.
@@ -240,6 +242,8 @@ pub enum OpKind {
     PhiArg(BlockId, Reg),
     /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
     Barrier(u8),
+    /// A set of scoreboards, bit `i` for `SBi` (`DEPBAR {5,4,3,2,1,0}` is 0x3f).
+    SbSet(u8),
     /// A named operand nvdisasm prints as a word (`SB0` of `DEPBAR.LE SB0, 0x0`).
     Sym(&'static str),
     /// The value a guarded instruction's destination keeps where the guard is false (`@p mov

@@ -71,8 +71,12 @@ impl fmt::Display for Operand {
                 };
             }
             OpKind::Mem { prefix, terms } => {
-                if let MemPrefix::Desc(r) = prefix {
-                    let _ = write!(s, "desc[{r}]");
+                match prefix {
+                    MemPrefix::Desc(r) => {
+                        let _ = write!(s, "desc[{r}]");
+                    }
+                    MemPrefix::GDesc => s.push_str("gdesc"),
+                    MemPrefix::None => {}
                 }
                 s.push('[');
                 for (i, t) in terms.iter().enumerate() {
@@ -106,6 +110,14 @@ impl fmt::Display for Operand {
             OpKind::Sym(name) => s.push_str(name),
             OpKind::Barrier(b) => {
                 let _ = write!(s, "B{b}");
+            }
+            OpKind::SbSet(m) => {
+                let sbs: Vec<String> = (0..6)
+                    .rev()
+                    .filter(|i| m >> i & 1 == 1)
+                    .map(|i| i.to_string())
+                    .collect();
+                let _ = write!(s, "{{{}}}", sbs.join(","));
             }
             OpKind::Prior(r) => {
                 let _ = write!(s, "{{prior {r}}}");

@@ -41,7 +41,7 @@ impl Cx<'_> {
             "cp.async.bulk" => self.bulk_copy(op),
             "cp.async.bulk.tensor" => self.tensor_copy(op),
             "cp.async.bulk.commit_group" => {
-                self.emit(Inst::new("UTMACMDFLUSH", &[], vec![]));
+                self.under_guard(|cx| cx.emit(Inst::new("UTMACMDFLUSH", &[], vec![])));
                 true
             }
             "cp.async.bulk.wait_group" => self.bulk_wait(op),
@@ -181,6 +181,37 @@ impl Cx<'_> {
         ));
         self.cluster_flag = Some(p);
         Reg::whole(p, 1)
+    }
+
+    /// Runs `then` where the PTX guard holds, as a branch around it (`@!P BRA join; then;
+    /// join:`), as ptxas does for instructions whose SASS is uniform-only or a loop (`@P0 BRA`
+    /// around `UTMACMDFLUSH`, `DEPBAR.LE SB0` and the ELECT loop of a TMA copy in
+    /// pyptx/matmul_tma_v35_sm90a and `tests/sass-probes/ptx/tensormap.ptx`). Without a guard,
+    /// `then` runs in the current block.
+    pub(super) fn under_guard(&mut self, then: impl FnOnce(&mut Self)) {
+        let Some((p, neg)) = self.guard.take() else {
+            then(self);
+            return;
+        };
+        let head = self.cur;
+        let t = self.fresh_block();
+        self.f.block_mut(head).fallthrough = Some(t);
+        self.add_edge(head, t);
+        self.switch_to(t, true);
+        then(self);
+        // The join is made last so that it is laid out after the blocks `then` made; the
+        // branch to it ends `head`, which `then` no longer writes to.
+        let last = self.cur;
+        let join = self.fresh_block();
+        self.f
+            .block_mut(head)
+            .insts
+            .push(Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(join))]).guarded(p, !neg));
+        self.add_edge(head, join);
+        self.f.block_mut(last).fallthrough = Some(join);
+        self.add_edge(last, join);
+        self.switch_to(join, true);
+        self.guard = Some((p, neg));
     }
 
     /// `if (explicit cluster) { then } [else { other }]`, as ptxas lays it out.
@@ -413,6 +444,28 @@ impl Cx<'_> {
         self.shared_address(a, true)
     }
 
+    /// The memory operand of an mbarrier operation (other than `init`): `[UR]` when the address
+    /// is provably warp-uniform, else `[R+URZ(+imm)]` as ptxas does for an address that differs
+    /// between threads (probe `tests/sass-probes/ptx/mbarrier_vector.ptx`:
+    /// `SYNCS.PHASECHK.TRANS64.TRYWAIT PT, [R0+URZ], R3`, `SYNCS.ARRIVE.TRANS64 RZ, [R0+URZ], R3`,
+    /// `SYNCS.CCTL.IV [R0+URZ]`).
+    fn mbarrier_operand(&mut self, a: &ast::Operand) -> Option<Operand> {
+        let before = self.diags.len();
+        if let Some(u) = self.mbarrier_address(a) {
+            return Some(Self::ur_mem(u));
+        }
+        // Only the "differs between threads" refusal falls back to the vector form.
+        if self.diags.len() == before + 1
+            && self.diags[before]
+                .message
+                .contains("differs between threads")
+        {
+            self.diags.pop();
+            return self.vector_shared_address(a);
+        }
+        None
+    }
+
     /// The parts of an mbarrier address operand `[name]` or `[name+imm]`; an error for any other
     /// shape.
     fn name_plus_offset<'a>(&mut self, a: &'a ast::Operand) -> Option<(&'a ast::Name, i64)> {
@@ -528,7 +581,7 @@ impl Cx<'_> {
         Reg::whole(addr, 1)
     }
 
-    fn ur_mem(addr: Reg) -> Operand {
+    pub(super) fn ur_mem(addr: Reg) -> Operand {
         Operand::new(OpKind::Mem {
             prefix: MemPrefix::None,
             terms: vec![MemTerm::Reg(addr, None)],
@@ -598,18 +651,22 @@ impl Cx<'_> {
                 urz(),
             ],
         ));
-        self.emit(
-            Inst::new(
-                "SYNCS",
-                &["EXCH", "64"],
-                vec![
-                    Operand::def(Reg::phys(PReg::URZ)),
-                    Self::ur_mem(addr),
-                    Operand::use_(Reg::whole(state, 2)),
-                ],
-            )
-            .mbarrier(Self::mbarrier_record(op)),
-        );
+        // SYNCS.EXCH takes only a uniform guard: under a PTX guard, a branch around it.
+        let record = Self::mbarrier_record(op);
+        self.under_guard(|cx| {
+            cx.emit(
+                Inst::new(
+                    "SYNCS",
+                    &["EXCH", "64"],
+                    vec![
+                        Operand::def(Reg::phys(PReg::URZ)),
+                        Self::ur_mem(addr),
+                        Operand::use_(Reg::whole(state, 2)),
+                    ],
+                )
+                .mbarrier(record),
+            );
+        });
         true
     }
 
@@ -666,7 +723,7 @@ impl Cx<'_> {
             },
             None => None,
         };
-        let Some(addr) = self.mbarrier_address(a) else {
+        let Some(addr) = self.mbarrier_operand(a) else {
             return true;
         };
         if release_cluster {
@@ -703,8 +760,8 @@ impl Cx<'_> {
             Some(d) => Operand::def(d.reg()),
             None => Operand::def(Reg::phys(PReg::RZ)),
         };
-        let inst = Inst::new("SYNCS", &mods, vec![out, Self::ur_mem(addr), value])
-            .mbarrier(Self::mbarrier_record(op));
+        let inst =
+            Inst::new("SYNCS", &mods, vec![out, addr, value]).mbarrier(Self::mbarrier_record(op));
         match dst {
             Some(d) => {
                 self.emit_def(&d, inst);
@@ -741,8 +798,8 @@ impl Cx<'_> {
                 Some(m) => m,
                 None => return true,
             },
-            None => match self.mbarrier_address(a) {
-                Some(u) => Self::ur_mem(u),
+            None => match self.mbarrier_operand(a) {
+                Some(m) => m,
                 None => return true,
             },
         };
@@ -945,12 +1002,11 @@ impl Cx<'_> {
 
     fn mbarrier_inval(&mut self, op: &PtxOp<'_>) -> bool {
         let [a] = op.operands() else { return false };
-        let Some(addr) = self.mbarrier_address(a) else {
+        let Some(addr) = self.mbarrier_operand(a) else {
             return true;
         };
         self.emit(
-            Inst::new("SYNCS", &["CCTL", "IV"], vec![Self::ur_mem(addr)])
-                .mbarrier(Self::mbarrier_record(op)),
+            Inst::new("SYNCS", &["CCTL", "IV"], vec![addr]).mbarrier(Self::mbarrier_record(op)),
         );
         true
     }
@@ -1229,19 +1285,22 @@ impl Cx<'_> {
         let Some(k) = crate::frontend::check::eval_const(e) else {
             return false;
         };
-        self.emit(Inst::new(
-            "DEPBAR",
-            &["LE"],
-            vec![Operand::new(OpKind::Sym("SB0")), Operand::imm(k as i64)],
-        ));
-        if !op.has(".read") {
-            self.cctl_ivall();
-        }
+        let read = op.has(".read");
+        self.under_guard(|cx| {
+            cx.emit(Inst::new(
+                "DEPBAR",
+                &["LE"],
+                vec![Operand::new(OpKind::Sym("SB0")), Operand::imm(k as i64)],
+            ));
+            if !read {
+                cx.cctl_ivall();
+            }
+        });
         true
     }
 
     /// A 64-bit generic/global address operand (`[%rd]`) as a register pair.
-    fn global_operand(&mut self, a: &ast::Operand) -> Option<Reg> {
+    pub(super) fn global_operand(&mut self, a: &ast::Operand) -> Option<Reg> {
         let ast::Operand::Address(parts, span) = a else {
             return None;
         };
@@ -1269,16 +1328,16 @@ impl Cx<'_> {
     ///
     /// ```text
     ///       PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0      ; P0: this thread still waits
-    /// loop: @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
+    /// loop: PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0       ; (ptxas: at the end of the round)
+    ///       @P0 ELECT P1, URZ, PT                        ; P1: the elected thread
     ///       @P1 R2UR URx, Rx …                           ; its operands
-    ///       @P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0   ; it stops waiting
+    ///       PLOP3.LUT P0, PT, P0, P1, PT, 0x20, 0x0      ; it stops waiting
     ///       <issue>
-    ///       PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0
     ///   @P0 BRA.U.ANY loop
     /// ```
     /// `operands` are the values the instruction needs in uniform registers: a uniform value is
     /// computed once before the loop; the others are moved in each round.
-    fn per_thread_uniform_loop(
+    pub(super) fn per_thread_uniform_loop(
         &mut self,
         operands: Vec<Reg>,
         issue: impl FnOnce(&mut Self, Vec<Reg>),
@@ -1294,7 +1353,7 @@ impl Cx<'_> {
                 name: name.into(),
             })
         };
-        let (wait_var, elected_var) = (pred_var(self, "elect.wait"), pred_var(self, "elect.one"));
+        let wait_var = pred_var(self, "elect.wait");
         let pt = || Operand::use_(Reg::phys(PReg::PT));
         let plop = |d: Reg, a: Operand, lut: i64| {
             Inst::new(
@@ -1314,13 +1373,12 @@ impl Cx<'_> {
         let w0 = self.new_vreg(RegClass::Pred, 1);
         self.emit_unguarded(plop(Reg::whole(w0, 1), pt(), 0x80));
         self.ssa.write(wait_var, self.cur, w0);
-        // No thread is elected before the first round (so P1 is never read undefined).
-        let e0 = self.new_vreg(RegClass::Pred, 1);
-        self.emit_unguarded(plop(Reg::whole(e0, 1), pt(), 0x8));
-        self.ssa.write(elected_var, self.cur, e0);
         let (head, after) = self.open_self_loop();
         let wait = self.ssa.read(self.f, wait_var, head);
-        let elected_before = self.ssa.read(self.f, elected_var, head);
+        // No thread is elected before the ELECT (ptxas clears P1 at the end of each round
+        // instead; clearing it at the start needs no PHI, one predicate less in the loop).
+        let elected_before = self.new_vreg(RegClass::Pred, 1);
+        self.emit_unguarded(plop(Reg::whole(elected_before, 1), pt(), 0x8));
         let elected = self.new_vreg(RegClass::Pred, 1);
         self.emit_unguarded(
             Inst::new(
@@ -1361,16 +1419,24 @@ impl Cx<'_> {
                 }
             }
         }
+        // wait & !elected (ptxas: `@P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0`; one value
+        // without a prior, so `wait` dies here and the loop needs one predicate less).
         let wait2 = self.new_vreg(RegClass::Pred, 1);
-        let mut done = plop(Reg::whole(wait2, 1), Operand::use_(on_elected), 0x8);
-        done.ops
-            .push(Operand::new(OpKind::Prior(Reg::whole(wait, 1))));
-        self.emit_unguarded(done.guarded(on_elected, false));
+        self.emit_unguarded(Inst::new(
+            "PLOP3",
+            &["LUT"],
+            vec![
+                Operand::def(Reg::whole(wait2, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::use_(Reg::whole(wait, 1)),
+                Operand::use_(on_elected),
+                pt(),
+                Operand::imm(0x20),
+                Operand::imm(0),
+            ],
+        ));
         issue(self, uniform);
-        let cleared = self.new_vreg(RegClass::Pred, 1);
-        self.emit_unguarded(plop(Reg::whole(cleared, 1), pt(), 0x8));
         self.ssa.write(wait_var, self.cur, wait2);
-        self.ssa.write(elected_var, self.cur, cleared);
         self.emit_unguarded(
             Inst::new(
                 "BRA",
@@ -1387,7 +1453,7 @@ impl Cx<'_> {
 
     /// Packs uniform 32-bit values into one consecutive uniform tuple (the `[UR4]` operand of
     /// UBLKCP/UTMALDG names UR4, UR5, … at once).
-    fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
+    pub(super) fn ur_tuple(&mut self, parts: &[Reg]) -> Reg {
         let words: u8 = parts.iter().map(|p| p.count()).sum();
         let t = self.new_vreg(RegClass::Ugpr, words);
         let mut w = 0;
@@ -1417,7 +1483,7 @@ impl Cx<'_> {
 
     /// The value of `v` when it is a constant: an immediate, or a register whose only
     /// definition moved an immediate into it (`mov.u32 %r7, 1024`; ptxas propagates it).
-    fn const_of(&self, v: Val) -> Option<i64> {
+    pub(super) fn const_of(&self, v: Val) -> Option<i64> {
         match v {
             Val::Imm(k) => Some(k),
             Val::Reg(Reg::Virt {
@@ -1552,11 +1618,13 @@ impl Cx<'_> {
             Some(&".2d") => "2D",
             _ => return false,
         };
-        if self.guard.is_some()
-            || !op.has(".shared::cluster")
-            || !op.has(".mbarrier::complete_tx::bytes")
-            || op.has(".im2col")
-        {
+        if op.has(".im2col") {
+            return false;
+        }
+        if op.has(".global") && op.has(".shared::cta") && op.has(".bulk_group") {
+            return self.tensor_store(op, dim);
+        }
+        if !op.has(".shared::cluster") || !op.has(".mbarrier::complete_tx::bytes") {
             return false;
         }
         let multicast = op.has(".multicast::cluster");
@@ -1609,27 +1677,70 @@ impl Cx<'_> {
             None => None,
         };
         let n = coords.len();
-        self.per_thread_uniform_loop(regs, move |cx, u| {
-            let tuple = cx.ur_tuple(&u[0..2 + n]);
-            let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
-            let mut mods = vec![dim];
-            if let Some(k) = mask {
-                // The CTA mask rides in the upper half-word of a uniform register.
-                let shifted = cx.new_vreg(RegClass::Ugpr, 1);
-                cx.emit_unguarded(Inst::new(
-                    "USHF",
-                    &["L", "U32"],
-                    vec![
-                        Operand::def(Reg::whole(shifted, 1)),
-                        Operand::use_(k),
-                        Operand::imm(16),
-                        Operand::use_(Reg::phys(PReg::URZ)),
-                    ],
-                ));
-                ops.push(Operand::use_(Reg::whole(shifted, 1)));
-                mods.push("MULTICAST");
-            }
-            cx.emit(Inst::new("UTMALDG", &mods, ops));
+        self.under_guard(move |cx| {
+            cx.per_thread_uniform_loop(regs, move |cx, u| {
+                let tuple = cx.ur_tuple(&u[0..2 + n]);
+                let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
+                let mut mods = vec![dim];
+                if let Some(k) = mask {
+                    // The CTA mask rides in the upper half-word of a uniform register.
+                    let shifted = cx.new_vreg(RegClass::Ugpr, 1);
+                    cx.emit_unguarded(Inst::new(
+                        "USHF",
+                        &["L", "U32"],
+                        vec![
+                            Operand::def(Reg::whole(shifted, 1)),
+                            Operand::use_(k),
+                            Operand::imm(16),
+                            Operand::use_(Reg::phys(PReg::URZ)),
+                        ],
+                    ));
+                    ops.push(Operand::use_(Reg::whole(shifted, 1)));
+                    mods.push("MULTICAST");
+                }
+                cx.emit(Inst::new("UTMALDG", &mods, ops));
+            });
+        });
+        true
+    }
+
+    /// `cp.async.bulk.tensor.{1,2}d.global.shared::cta.bulk_group [tmap, {c…}], [src]` →
+    /// `UTMASTG.<n>D [src|c…], [tmap]` (probe `tests/sass-probes/ptx/tensormap.ptx`:
+    /// `UMOV UR5, UR6; UMOV UR6, UR7; UTMASTG.2D [UR4], [UR8]`). ptxas issues it once when
+    /// every operand is warp-uniform; ptxc issues it once per distinct set of operands with
+    /// the ELECT loop of the loads, which stores the same tile again at most.
+    fn tensor_store(&mut self, op: &PtxOp<'_>, dim: &'static str) -> bool {
+        let [tdst, src] = op.operands() else {
+            return false;
+        };
+        let ast::Operand::Address(tparts, _) = tdst else {
+            return false;
+        };
+        let [_, ast::Operand::Vector(coords, _)] = &tparts[..] else {
+            return false;
+        };
+        let s32 = Ty::parse("s32").expect("s32");
+        let Some(s) = self.shared_address(src, false) else {
+            return true;
+        };
+        let mut regs = vec![s];
+        for c in coords {
+            let Some(v) = self.val(c, s32) else {
+                return true;
+            };
+            regs.push(self.to_reg(v, 1));
+        }
+        let Some(t) = self.global_operand(tdst) else {
+            return true;
+        };
+        regs.push(t);
+        let n = coords.len();
+        self.under_guard(move |cx| {
+            cx.per_thread_uniform_loop(regs, move |cx, u| {
+                let tuple = cx.ur_tuple(&u[0..1 + n]);
+                let ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[1 + n])];
+                cx.emit(Inst::new("UTMASTG", &[dim], ops));
+            });
         });
         true
     }

@@ -33,7 +33,7 @@ impl Cx<'_> {
     }
 
     /// The registers of a fragment `{r0, r1, …}` of `n` 32-bit words, as one tuple.
-    fn fragment(&mut self, op: &ast::Operand, n: u8) -> Option<Reg> {
+    pub(super) fn fragment(&mut self, op: &ast::Operand, n: u8) -> Option<Reg> {
         let items: Vec<&ast::Operand> = match op {
             ast::Operand::Vector(items, _) => items.iter().collect(),
             other => vec![other],
@@ -58,7 +58,7 @@ impl Cx<'_> {
     }
 
     /// The destinations `{d0, d1, …}` of a fragment of `n` words, all 32-bit registers.
-    fn fragment_dsts(&mut self, op: &ast::Operand, n: u8) -> Option<Vec<Option<Dst>>> {
+    pub(super) fn fragment_dsts(&mut self, op: &ast::Operand, n: u8) -> Option<Vec<Option<Dst>>> {
         let dsts = self.dst_list(op)?;
         if dsts.len() != usize::from(n) || dsts.iter().flatten().any(|d| d.words != 1) {
             self.error(
@@ -72,7 +72,7 @@ impl Cx<'_> {
 
     /// Emits `inst`, which defines the tuple `t` of `dsts.len()` words, and gives each
     /// destination its word.
-    fn def_fragment(&mut self, inst: Inst, t: Reg, dsts: Vec<Option<Dst>>) {
+    pub(super) fn def_fragment(&mut self, inst: Inst, t: Reg, dsts: Vec<Option<Dst>>) {
         self.emit(inst);
         let guarded = self.guard.is_some();
         for (i, dst) in dsts.into_iter().enumerate() {

@@ -21,9 +21,11 @@ mod intops;
 mod memory;
 mod mma;
 mod sreg;
+mod tensormap;
 mod texture;
 mod uniform;
 mod warp;
+mod wgmma;
 
 use super::ssa::{SsaBuilder, Var};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
@@ -770,6 +772,8 @@ impl Cx<'_> {
             .or_else(|| self.lower_memory(&op))
             .or_else(|| self.lower_mma(&op))
             .or_else(|| self.lower_async_copy(&op))
+            .or_else(|| self.lower_tensormap(&op))
+            .or_else(|| self.lower_wgmma(&op))
             .or_else(|| self.lower_cluster(&op))
             .or_else(|| self.lower_texture(&op))
             .or_else(|| self.lower_control(&op))

@@ -253,7 +253,11 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 }
             }
             let words = usize::from(f.vreg(cur.vreg).words);
-            let align = if words >= 3 { 4 } else { words };
+            let align = match words {
+                w if w >= 8 => 8,
+                w if w >= 3 => 4,
+                w => w,
+            };
             if let Some(p) = f.fixed_reg(cur.vreg) {
                 // A precoloured value: no other value was let into its registers while it lives.
                 let base = usize::from(p.num);
@@ -407,12 +411,15 @@ impl FreeSet {
         r < 256 && self.bits[r / 64] >> (r % 64) & 1 == 1
     }
     /// The lowest base of `words` free registers aligned as ptxc aligns tuples (pairs at even
-    /// numbers, three and four words at multiples of 4). An aligned group never straddles two
+    /// numbers, three to seven words at multiples of 4, eight and more at multiples of 8). An aligned group never straddles two
     /// 64-bit words, so each word is searched on its own.
     fn first_fit(&self, words: usize) -> Option<usize> {
         let (align_mask, n) = match words {
             1 => (u64::MAX, 1),
             2 => (0x5555_5555_5555_5555, 2),
+            // Eight words and more (GMMA accumulators) at multiples of 8, as ptxas places them
+            // (every QGMMA/HGMMA accumulator in the pyptx corpus starts at R24, R56, R88, …).
+            w if w >= 8 => (0x0101_0101_0101_0101, w),
             w => (0x1111_1111_1111_1111, w),
         };
         for (i, &w) in self.bits.iter().enumerate() {

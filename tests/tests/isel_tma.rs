@@ -1,0 +1,263 @@
+//! Tensor maps, TMA copies, mbarriers on per-thread addresses and fp8 wgmma, end to end
+//! (frontend → lower → encode), on the probes `tests/sass-probes/ptx/{tensormap,
+//! mbarrier_vector,wgmma}.ptx`:
+//!
+//! 1. ptxc's instructions of each construct are the recipe read off ptxas's output for the
+//!    probe (listed below, with the normalisation of [`norm`]);
+//! 2. when the reference tools are there, ptxas's instructions of the same kinds are the same
+//!    set (ptxas schedules, merges and pipelines differently, so sets are compared, not
+//!    sequences; ptxc's extra serialisation of wgmma is left out).
+
+use ptxc::diag::SourceFile;
+use ptxc_tests::{cuobjdump_sass, ptxas, workspace_root};
+use std::collections::BTreeSet;
+
+fn probe(name: &str) -> (std::path::PathBuf, String) {
+    let p = workspace_root().join("tests/sass-probes/ptx").join(name);
+    let text = std::fs::read_to_string(&p).expect("the probe exists");
+    (p, text)
+}
+
+/// ptxc's instruction texts of every kernel of the probe.
+fn ptxc_lines(name: &str, text: &str) -> Vec<String> {
+    let src = SourceFile::new(name.to_string(), text.to_string());
+    let (encoded, _, _) = ptxc_tests::compile_pipeline(&src)
+        .unwrap_or_else(|d| panic!("{name}: {}", src.render(&d[0])));
+    encoded.iter().flat_map(ptxc_tests::listing_lines).collect()
+}
+
+/// ptxas's instruction texts (`None` without the reference tools).
+fn ptxas_lines(path: &std::path::Path) -> Option<Vec<String>> {
+    let cubin = ptxas(path, &[])?.cubin.expect("ptxas accepts the probe");
+    let listing = cuobjdump_sass(&cubin)?;
+    Some(
+        listing
+            .lines()
+            .filter_map(|l| l.split("*/").nth(1))
+            .map(|l| l.split(';').next().unwrap_or("").trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect(),
+    )
+}
+
+/// An instruction with register numbers dropped and memory bases left out (`LDS R0,
+/// [UR4+0x8]` → `LDS R, [+0x8]`), guards and `gsb0` dropped; `None` unless its mnemonic is in
+/// `keep`.
+fn norm(line: &str, keep: &[&str]) -> Option<String> {
+    let line = match line.strip_prefix('@') {
+        Some(r) => r.split_once(' ')?.1,
+        None => line,
+    };
+    let (mn, ops) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+    if !keep.contains(&mn.split('.').next().unwrap_or(mn)) {
+        return None;
+    }
+    let ops: Vec<String> = ops
+        .split(", ")
+        .map(str::trim)
+        .filter(|o| !o.is_empty() && *o != "gsb0")
+        .map(|o| {
+            if let (Some(a), Some(b)) = (o.find('['), o.rfind(']')) {
+                let offsets: Vec<&str> = o[a + 1..b]
+                    .split('+')
+                    .filter(|t| t.starts_with("0x") || t.starts_with("-0x"))
+                    .collect();
+                let inner = if offsets.is_empty() {
+                    String::new()
+                } else {
+                    format!("+{}", offsets.join("+"))
+                };
+                format!("{}[{inner}]{}", &o[..a], &o[b + 1..])
+            } else {
+                let bare = o.trim_start_matches(['!', '-']);
+                let is_reg = ["UR", "UP", "R", "P"].iter().any(|p| {
+                    bare.strip_prefix(p)
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                });
+                if is_reg {
+                    o.trim_end_matches(|c: char| c.is_ascii_digit()).to_string()
+                } else {
+                    o.to_string()
+                }
+            }
+        })
+        .collect();
+    Some(format!("{mn} {}", ops.join(", ")).trim().to_string())
+}
+
+fn set(lines: &[String], keep: &[&str]) -> BTreeSet<String> {
+    lines.iter().filter_map(|l| norm(l, keep)).collect()
+}
+
+fn check(file: &str, keep: &[&str], want: &[&str]) {
+    let (path, text) = probe(file);
+    let ours = set(&ptxc_lines(file, &text), keep);
+    let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+    assert_eq!(ours, want, "{file}: ptxc's instructions");
+    if let Some(theirs) = ptxas_lines(&path) {
+        assert_eq!(set(&theirs, keep), want, "{file}: ptxas's instructions");
+    }
+}
+
+#[test]
+fn norm_drops_registers_and_bases() {
+    let k = ["LDS", "LOP3", "SYNCS", "QGMMA"];
+    assert_eq!(norm("LDS R0, [UR4+0x8]", &k).unwrap(), "LDS R, [+0x8]");
+    assert_eq!(
+        norm("@P1 LDS R12, [R8+0x1c]", &k).unwrap(),
+        "LDS R, [+0x1c]"
+    );
+    assert_eq!(
+        norm("LOP3.LUT R10, R4, 0x480, R11, 0xd8, !PT", &k).unwrap(),
+        "LOP3.LUT R, R, 0x480, R, 0xd8, !PT"
+    );
+    assert_eq!(
+        norm("SYNCS.CCTL.IV [R0+URZ]", &k).unwrap(),
+        "SYNCS.CCTL.IV []"
+    );
+    assert_eq!(
+        norm(
+            "QGMMA.64x64x32.F32.E5M2.E5M2 R24, gdesc[UR4], R24, UP0, gsb0",
+            &k
+        )
+        .unwrap(),
+        "QGMMA.64x64x32.F32.E5M2.E5M2 R, gdesc[], R, UP"
+    );
+}
+
+/// `replace_consts`: each field's word, mask and value, ptxas's 0xd8 form for constants
+/// (probe: `rank … 4` → `LOP3.LUT R0, R0, 0x40, R3, 0xd8, !PT` with R3 = 0x70), swizzle also
+/// clearing bit 22.
+#[test]
+fn tensormap_replace_with_constants() {
+    let (_, text) = probe("tensormap.ptx");
+    let only = text
+        .split(".visible .entry")
+        .find(|k| k.starts_with(" replace_consts"))
+        .expect("the kernel");
+    let head = text.split(".visible .entry").next().expect("the header");
+    let file = format!("{head}.visible .entry{only}");
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("replace_consts.ptx");
+    std::fs::write(&path, &file).unwrap();
+    let keep = ["LOP3", "STS"];
+    let want: BTreeSet<String> = [
+        "LOP3.LUT R, R, 0x40, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x60000, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x80, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x480, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x1000, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x6000, R, 0xd8, !PT",
+        "LOP3.LUT R, R, 0x400000, RZ, 0xb8, !PT",
+        "LOP3.LUT R, R, 0x6000, RZ, 0xb8, !PT",
+        "LOP3.LUT R, R, 0x8000, R, 0xd8, !PT",
+        "STS [+0x8], R",
+        "STS [+0xb8], R",
+        "STS [+0x128], R",
+        "STS [+0x1b4], R",
+        "STS [+0x208], R",
+        "STS [+0x288], R",
+        "STS [+0x308], R",
+        "STS [+0x388], R",
+        "STS [+0x408], R",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let ours = set(&ptxc_lines("replace_consts.ptx", &file), &keep);
+    assert_eq!(ours, want, "ptxc");
+    if let Some(theirs) = ptxas_lines(&path) {
+        assert_eq!(set(&theirs, &keep), want, "ptxas");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Publishing and using a tensor map: the per-lane copy, the acquire, TMA load and store.
+#[test]
+fn tensormap_publish_and_tma_copies() {
+    check(
+        "tensormap.ptx",
+        &[
+            "ATOMG",
+            "DEPBAR",
+            "UTMACCTL",
+            "UTMACMDFLUSH",
+            "UTMALDG",
+            "UTMASTG",
+            "ELECT",
+        ],
+        &[
+            "ATOMG.E.EXCH.STRONG.GPU PT, RZ, [], R",
+            "DEPBAR {5,4,3,2,1,0}",
+            "DEPBAR.LE SB0, 0x0",
+            "ELECT P, URZ, PT",
+            "UTMACCTL.IV []",
+            "UTMACMDFLUSH",
+            "UTMALDG.2D [], []",
+            "UTMASTG.2D [], []",
+        ],
+    );
+}
+
+/// mbarrier operations on a per-thread address: `[R+URZ]`.
+#[test]
+fn mbarrier_on_a_per_thread_address() {
+    check(
+        "mbarrier_vector.ptx",
+        &["SYNCS"],
+        &[
+            "SYNCS.ARRIVE.TRANS64 RZ, [], R",
+            "SYNCS.ARRIVE.TRANS64.A1T0 R, [], RZ",
+            "SYNCS.CCTL.IV []",
+            "SYNCS.PHASECHK.TRANS64.TRYWAIT P, [], R",
+        ],
+    );
+}
+
+/// fp8 wgmma: QGMMA with the scale-d predicate, negated inputs, a zero accumulator.
+#[test]
+fn wgmma_fp8_is_qgmma() {
+    let keep = ["QGMMA"];
+    let want = [
+        "QGMMA.64x32x32.F32.E4M3.E5M2 R, gdesc[].negA, RZ, !UPT",
+        "QGMMA.64x64x32.F32.E5M2.E5M2 R, gdesc[], R, UP",
+        "QGMMA.64x64x32.F32.E5M2.E5M2 R, gdesc[].negB, R",
+    ];
+    check("wgmma.ptx", &keep, &want);
+    // Every QGMMA is waited for before anything else runs (ptxc serializes).
+    let (_, text) = probe("wgmma.ptx");
+    let lines = ptxc_lines("wgmma.ptx", &text);
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("QGMMA") {
+            assert!(l.ends_with("gsb0"), "{l}");
+            assert_eq!(lines[i + 1], "WARPGROUP.DEPBAR.LE gsb0, 0x0");
+            assert_eq!(lines[i - 1], "WARPGROUP.ARRIVE");
+        }
+    }
+}
+
+/// What ptxc still refuses stays a clear error.
+#[test]
+fn unsupported_forms_are_errors() {
+    let head = ".version 8.7\n.target sm_90a\n.address_size 64\n";
+    let k = |body: &str| {
+        format!(
+            "{head}.visible .entry k(.param .u64 p)\n{{\n.reg .b64 %rd<4>;\n.reg .b32 %r<4>;\n\
+             .reg .f32 %f<40>;\nld.param.u64 %rd1, [p];\n{body}\nret;\n}}\n"
+        )
+    };
+    let err = |text: String| {
+        let src = SourceFile::new("k.ptx".to_string(), text);
+        match ptxc_tests::compile_pipeline(&src) {
+            Ok(_) => panic!("ptxc accepted it"),
+            Err(d) => src.render(&d[0]),
+        }
+    };
+    let e = err(k(
+        "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd1;",
+    ));
+    assert!(e.contains("tensormap.replace"), "{e}");
+    let e = err(k("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 \
+         {%f0,%f1,%f2,%f3}, %rd1, %rd1, 1, 1, 1, 0, 0;"));
+    assert!(e.contains("wgmma.mma_async"), "{e}");
+}
