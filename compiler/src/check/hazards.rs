@@ -312,8 +312,12 @@ fn completed(code: &[Info], block: &[usize], st: &State, mask: u8) -> BTreeSet<E
         .keys()
         .copied()
         .filter(|&(k, read)| {
+            // An instruction's write scoreboard is released when it completes, after its
+            // sources were read: a wait on it also ends the read event, even when the
+            // instruction writes no register and so has no write event to follow (an `ATOMG`
+            // to `RZ` whose completion a barrier waits for).
             let c = &code[k].instr.ctrl;
-            on(sb(if read { c.rbar } else { c.wbar }))
+            on(sb(c.wbar)) || (read && on(sb(c.rbar)))
         })
         .collect();
     let mut done: BTreeSet<Event> = BTreeSet::new();
