@@ -28,6 +28,8 @@ pub struct EncodedFunction {
     pub mbarrier_records: Vec<(u32, mir::MbarrierRecord)>,
     /// Instructions before the padding.
     pub code_len: usize,
+    /// The subroutines linked after the kernel's code (`lower/link.rs`): name and byte offset.
+    pub subroutines: Vec<(String, u32)>,
     /// Why each instruction got its control word (`--explain-ctrl`).
     pub why: Vec<scoreboard::Why>,
     /// For each instruction, where its PTX instruction starts in the source ([`mir::Inst::src`];
@@ -255,16 +257,36 @@ fn lay_out(
             // A call out of the function names only the register with the callee's address;
             // its other MIR operands are the arguments, the return address and the results
             // the calling convention passes in fixed registers (`lower/isel/call.rs`).
-            let printed = if mi.mnemonic == "CALL" && mi.mods.contains(&"ABS") {
+            let printed = if mi.mnemonic == "CALL" {
                 &mi.ops[..1]
             } else {
                 &mi.ops[..]
             };
-            let ops = printed
-                .iter()
-                .map(|o| operand(o, &starts))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut i = Instr::new(mi.mnemonic, &mi.mods, ops);
+            let mut i = if mi.mnemonic == "RET" {
+                // A subroutine's return (`lower/isel/call.rs`): through the return address
+                // register, to its value plus 0.
+                let num = match mi.ops.first().map(|o| &o.kind) {
+                    Some(OpKind::Reg(mir::RegRef {
+                        reg: mir::Reg::Phys { reg, .. },
+                        ..
+                    })) => reg.num,
+                    _ => return Err(format!("`{}`: a RET without its return address", f.name)),
+                };
+                sass::parse_instr(&format!("RET.REL.NODEC R{num} 0x0"))
+                    .map_err(|e| format!("RET: {e}"))?
+            } else if mi.mnemonic == "MOV"
+                && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_)))
+            {
+                // The return address of the CALL after it, patched below.
+                let d = operand(&mi.ops[0], &starts)?;
+                Instr::new("MOV", &[], vec![d, sass::target(0)])
+            } else {
+                let ops = printed
+                    .iter()
+                    .map(|o| operand(o, &starts))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Instr::new(mi.mnemonic, &mi.mods, ops)
+            };
             if let Some(g) = mi.guard {
                 i.guard = sass::Guard {
                     pred: reg(g.pred)?,
@@ -288,9 +310,29 @@ fn lay_out(
         }
         nops_at(insts.len(), &mut out, &mut origin);
     }
-    // `LEPC` takes the return address of the `CALL` after it: the instruction that follows.
+    for (entry, name, _) in &f.subroutines {
+        out.subroutines
+            .push((name.clone(), starts[entry.0 as usize] as u32));
+    }
+    // `LEPC` (and the `MOV` of a subroutine call's return address) takes the return address of
+    // the `CALL` after it: the instruction that follows.
+    let return_address_movs: Vec<usize> = origin
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| {
+            let (bi, ii, nop) = (*o)?;
+            let mi = if nop {
+                None
+            } else {
+                f.blocks[bi].insts.get(ii)
+            }?;
+            (mi.mnemonic == "MOV"
+                && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_))))
+            .then_some(k)
+        })
+        .collect();
     for k in 0..out.instrs.len() {
-        if out.instrs[k].mnemonic != "LEPC" {
+        if out.instrs[k].mnemonic != "LEPC" && !return_address_movs.contains(&k) {
             continue;
         }
         let Some(call) = (k + 1..out.instrs.len()).find(|&j| out.instrs[j].mnemonic == "CALL")

@@ -1075,6 +1075,15 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         if node.class.class == "EXIT" {
             ctrl[k].rbar = 7;
         }
+        // `BMOV.32 Bn, R` (a subroutine's barrier restore, passes/prologue.rs) cannot set a
+        // write scoreboard (its form has none, `forms/mod.rs`); ptxas covers its result with
+        // stalls (issue.csv `BMOV,RET`).
+        if node.class.class == "BMOV"
+            && !node.writes.is_empty()
+            && node.writes.iter().all(|u| u.0 == RegFile::Barrier)
+        {
+            ctrl[k].wbar = 7;
+        }
         // `LDGDEPBAR` closes a group of `LDGSTS` copies and counts it on SB0, which
         // `DEPBAR.LE SB0, N` waits for (it has no registers to track).
         if node.class.class == "LDGDEPBAR" {

@@ -508,6 +508,9 @@ pub struct Function {
     /// the calling convention (`lower/isel/call.rs`). The allocator gives each its register and
     /// keeps every other value out of that register while it lives.
     pub fixed: Vec<(VReg, PReg)>,
+    /// The subroutines `lower::link` appended to this kernel after its own blocks: their entry
+    /// block, name and frame bytes, in layout order.
+    pub subroutines: Vec<(BlockId, String, u32)>,
 }
 
 impl Function {
@@ -522,6 +525,7 @@ impl Function {
             setmaxnreg: false,
             frame_bytes: 0,
             fixed: Vec::new(),
+            subroutines: Vec::new(),
         }
     }
 
