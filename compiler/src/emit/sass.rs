@@ -102,7 +102,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
         }),
         OpKind::Sym(name) => K::Sym(name),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
-        OpKind::Func(name) => {
+        OpKind::Func(name) | OpKind::FuncAddr(name) => {
             return Err(format!(
                 "a call to `{name}` needs a relocation ptxc cannot emit yet"
             ));

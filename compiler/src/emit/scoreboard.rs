@@ -970,6 +970,17 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         }
         // `USETMAXREG.DEALLOC`: the next instruction waits for it (as in the scheduled scheme).
         "USETMAXREG" => c.wbar = 0,
+        // A subroutine's barrier save and restore (passes/prologue.rs): `BMOV R, B` has no read
+        // scoreboard and `BMOV B, R` no write scoreboard (their forms, `forms/mod.rs`).
+        "BMOV" => {
+            let barrier = |u: &Unit| u.0 == RegFile::Barrier;
+            if !node.writes.iter().all(barrier) {
+                c.wbar = 0;
+            }
+            if !node.reads.iter().all(barrier) {
+                c.rbar = 1;
+            }
+        }
         _ if node.class.kind.is_variable() => {
             if !node.writes.is_empty() {
                 c.wbar = 0;

@@ -97,7 +97,8 @@ pub fn inline_calls<'k>(
 }
 
 /// The module's `.func`s that ptxc compiles as subroutines (`CALL.REL`/`RET.REL`) instead of
-/// inlining: the recursive ones, on a cycle of direct calls (`tests/kernels/device_calls.ptx`).
+/// inlining: the recursive ones, on a cycle of direct calls (`tests/kernels/device_calls.ptx`),
+/// and those whose address is taken (zluda `func_ptr`).
 /// ptxas calls every `.func` a kernel calls (`tests/sass-probes/ptx/funcs.ptx`); ptxc inlines
 /// the others, which gives the same results.
 pub fn subroutines(module: &Module) -> FxHashSet<String> {
@@ -132,6 +133,17 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
         })
         .collect();
     let mut out = FxHashSet::default();
+    // A function whose address is taken (zluda `func_ptr`: `mov.u64 %rd, foobar`) needs code of
+    // its own, at an address.
+    for i in &module.items {
+        if let Item::Function(f) = i
+            && let Some(b) = &f.body
+        {
+            let mut named = Vec::new();
+            address_taken(&b.stmts, &mut named);
+            out.extend(named.into_iter().filter(|n| funcs.contains_key(n.as_str())));
+        }
+    }
     for &start in funcs.keys() {
         let mut seen: FxHashSet<&str> = FxHashSet::default();
         let mut work: Vec<&str> = edges[start].clone();
@@ -148,7 +160,41 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
     out
 }
 
-/// The subroutines a kernel or subroutine calls directly, in order of first call.
+/// The names used as operands of instructions other than `call` (function addresses among
+/// them).
+fn address_taken(stmts: &[Stmt], out: &mut Vec<String>) {
+    fn expr(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Name { name, .. } => out.push(name.text.clone()),
+            Expr::Binary { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            _ => {}
+        }
+    }
+    fn operand(o: &Operand, out: &mut Vec<String>) {
+        match o {
+            Operand::Expr(e) => expr(e, out),
+            Operand::List(items, _) | Operand::Address(items, _) => {
+                items.iter().for_each(|i| operand(i, out));
+            }
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Instr(i) if i.opcode.text != "call" => {
+                i.operands.iter().for_each(|o| operand(o, out));
+            }
+            Stmt::Block(b) => address_taken(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+/// The subroutines a kernel or subroutine calls directly or takes the address of, in order of
+/// first mention.
 pub fn called_subroutines(f: &Function, subroutines: &FxHashSet<String>) -> Vec<String> {
     fn walk(stmts: &[Stmt], subs: &FxHashSet<String>, out: &mut Vec<String>) {
         for s in stmts {
@@ -169,6 +215,13 @@ pub fn called_subroutines(f: &Function, subroutines: &FxHashSet<String>) -> Vec<
     let mut out = Vec::new();
     if let Some(b) = &f.body {
         walk(&b.stmts, subroutines, &mut out);
+        let mut named = Vec::new();
+        address_taken(&b.stmts, &mut named);
+        for n in named {
+            if subroutines.contains(&n) && !out.contains(&n) {
+                out.push(n);
+            }
+        }
     }
     out
 }

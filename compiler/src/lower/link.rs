@@ -55,6 +55,15 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
         }
         let entries = k.subroutines.clone();
         for b in &mut k.blocks {
+            for i in &mut b.insts {
+                for o in &mut i.ops {
+                    if let OpKind::FuncAddr(name) = &o.kind
+                        && let Some((entry, _, _)) = entries.iter().find(|e| e.1 == *name)
+                    {
+                        o.kind = OpKind::Block(*entry);
+                    }
+                }
+            }
             for i in b.insts.iter_mut().filter(|i| i.mnemonic == "CALL") {
                 for o in &mut i.ops {
                     if let OpKind::Func(name) = &o.kind
@@ -70,17 +79,18 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     Ok(())
 }
 
-/// The subroutines a function calls (`CALL.REL` naming its callee).
+/// The subroutines a function calls (`CALL.REL` naming its callee) or takes the address of.
 fn called(f: &Function) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in f.blocks.iter().flat_map(|b| &b.insts) {
-        if i.mnemonic != "CALL" || !i.mods.contains(&"REL") {
-            continue;
-        }
+        let call = i.mnemonic == "CALL" && i.mods.contains(&"REL");
         for o in &i.ops {
-            if let OpKind::Func(n) = &o.kind
-                && !out.contains(n)
-            {
+            let n = match &o.kind {
+                OpKind::Func(n) if call => n,
+                OpKind::FuncAddr(n) => n,
+                _ => continue,
+            };
+            if !out.contains(n) {
                 out.push(n.clone());
             }
         }

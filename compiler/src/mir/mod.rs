@@ -236,6 +236,10 @@ pub enum OpKind {
     Block(BlockId),
     /// A call target (function symbol).
     Func(String),
+    /// The address of a subroutine (`mov.u64 %rd, f`): its offset in the kernel's section, as
+    /// ptxas writes it (zluda `func_ptr`: `MOV R7, 0xa0`, no relocation); `lower/link.rs`
+    /// replaces it by the subroutine's entry block.
+    FuncAddr(String),
     /// The incoming value of a `PHI` from a predecessor.
     PhiArg(BlockId, Reg),
     /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
