@@ -124,13 +124,27 @@ pub fn lower_with(
     let mut lowered = crate::lower::lower_module(checked)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
-    for f in &mut lowered.module.functions {
+    for f in lowered
+        .module
+        .functions
+        .iter_mut()
+        .chain(lowered.subroutines.iter_mut())
+    {
         if let Err(e) = crate::passes::run(f, passes, opts, &mut report) {
             return Err(vec![Diagnostic::error(
                 crate::frontend::ast::Span::default(),
                 e.to_string(),
             )]);
         }
+    }
+    // Subroutines join the kernels that call them once registers are allocated.
+    if passes.iter().any(|p| p.name() == "prologue") {
+        crate::lower::link::link(&mut lowered).map_err(|e| {
+            vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                format!("internal error: {e}"),
+            )]
+        })?;
     }
     Ok((lowered, report))
 }

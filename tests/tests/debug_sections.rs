@@ -272,9 +272,9 @@ fn device_debug_builds_of_project_kernels() {
         "debug-sections -g: {compiled} project kernels compiled, cuobjdump accepts all, \
          .nv_debug_ptx_txt identical {ptx_txt}, .debug_line identical {lines} (all without .loc)"
     );
-    // Measured: 13 of the 14 (`device_calls.ptx` has a recursive call).
+    // Measured: all 14 (`device_calls.ptx`, with a recursive call, since subroutines).
     assert!(
-        compiled >= 13,
+        compiled >= 14,
         "only {compiled} project kernels compiled with -g"
     );
     let _ = std::fs::remove_dir_all(&dir);

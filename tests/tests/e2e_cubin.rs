@@ -2,8 +2,9 @@
 //! (`tests/kernels/`, `samples/`) that ptxc compiles becomes a cubin, and
 //!
 //! * `nvdisasm` decodes its `.text` sections to exactly the text of `ptxc --emit sass` (branch
-//!   targets are the one thing normalised: nvdisasm prints them as labels, `` `(.L_x_2)``, which
-//!   are replaced by the labels' addresses, as `--emit sass` prints them);
+//!   targets are the one thing normalised: nvdisasm prints them as labels, `` `(.L_x_2)``, or as
+//!   a subroutine's symbol, `` `($kernel$func)``, which are replaced by the labels' addresses, as
+//!   `--emit sass` prints them);
 //! * `cuobjdump -elf` accepts it;
 //! * reading it back gives a model that writes the same bytes;
 //! * its set of EIATTR record kinds equals ptxas's for the same input, or the difference is
@@ -25,14 +26,15 @@ use std::process::Command;
 /// `bar` operand shape, `mbarrier.pending_count`, `.const` addresses, the mbarrier records,
 /// `cp.async` and bulk copies of a register size, calls out of the module (`zluda/assertfail`)
 /// and the debug sections of `.target …, debug` modules (`debug_line_info.ptx`,
-/// `vectorAdd_kernel64.ptx`); 256 since tensor maps, TMA stores and fp8 wgmma
-/// (`pyptx/matmul_tma_v33`, `_v35`)).
-const COMPILED_FLOOR: usize = 256;
-/// Cubins whose nvdisasm text equals `ptxc --emit sass` (measured: all 256).
-const IDENTICAL_FLOOR: usize = 256;
-/// Cubins with the same set of EIATTR kinds as ptxas's (measured: 229 of 256; the others differ
+/// `vectorAdd_kernel64.ptx`); 258 since tensor maps, TMA stores and fp8 wgmma
+/// (`pyptx/matmul_tma_v33`, `_v35`), and recursive and address-taken `.func`s as subroutines
+/// (`device_calls.ptx`, `func_ptr.ptx`)).
+const COMPILED_FLOOR: usize = 258;
+/// Cubins whose nvdisasm text equals `ptxc --emit sass` (measured: all 258).
+const IDENTICAL_FLOOR: usize = 258;
+/// Cubins with the same set of EIATTR kinds as ptxas's (measured: 231 of 258; the others differ
 /// because the code differs: BSSY vs predication or CALLs, warp aggregation, placeholder NOPs).
-const SAME_KINDS_FLOOR: usize = 229;
+const SAME_KINDS_FLOOR: usize = 231;
 
 /// PTX → (encoded functions, cubin bytes), or the first line of the first diagnostic.
 fn compile(path: &Path) -> Result<(Vec<EncodedFunction>, Vec<u8>), String> {
@@ -76,7 +78,8 @@ fn nvdisasm_functions(out: &str) -> BTreeMap<String, Vec<String>> {
             continue;
         }
         let Some(f) = &cur else { continue };
-        if t.starts_with(".L_") && t.ends_with(':') {
+        // Branch labels, and the symbols of subroutines in the section (`$kernel$func:`).
+        if (t.starts_with(".L_") || t.starts_with('$')) && t.ends_with(':') {
             pending.push(t.trim_end_matches(':').to_string());
             continue;
         }
@@ -101,13 +104,20 @@ fn nvdisasm_functions(out: &str) -> BTreeMap<String, Vec<String>> {
                 .into_iter()
                 .map(|(_, text)| {
                     let mut text = text;
-                    while let Some(p) = text.find("`(.L_") {
+                    while let Some(p) = text.find("`(") {
                         let end = text[p..].find(')').map_or(text.len(), |e| p + e + 1);
                         let label = &text[p + 2..end - 1];
                         let addr = labels
                             .get(label)
                             .map_or_else(|| label.to_string(), |a| format!("{a:#x}"));
                         text = format!("{}{addr}{}", &text[..p], &text[end..]);
+                    }
+                    // `RET.REL.NODEC R20 0x0` returns to offset 0 of the section plus the
+                    // register: nvdisasm names offset 0 by the kernel's symbol.
+                    if let Some(head) = text.strip_suffix(&format!(" {name}"))
+                        && head.starts_with("RET.")
+                    {
+                        text = format!("{head} 0x0");
                     }
                     norm(&text)
                 })

@@ -647,3 +647,84 @@ fn ptxas_keeps_values_across_calls_only_where_ptxc_may() {
     );
     assert!(kept.contains(&(RegFile::Ugpr, 36)), "{kept:?}");
 }
+
+/// ptxas's code for `.func`s the module defines (`tests/sass-probes/ptx/funcs.ptx`, whose header
+/// lists the facts): every called function becomes a subroutine after the calling kernel's code
+/// in the kernel's own section, reached by `CALL.REL.NOINC` and left by `RET.REL.NODEC`.
+#[test]
+fn ptxas_calls_module_funcs_as_subroutines() {
+    use ptxc::target::sm90a as sass;
+    let path = ptxc_tests::workspace_root().join("tests/sass-probes/ptx/funcs.ptx");
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles the probes"))
+        .expect("ptxas's cubin reads");
+    let listing = |f: &ptxc::emit::model::Function| -> Vec<String> {
+        f.code
+            .chunks(16)
+            .enumerate()
+            .map(|(k, c)| {
+                let w = [
+                    u64::from_le_bytes(c[..8].try_into().unwrap()),
+                    u64::from_le_bytes(c[8..].try_into().unwrap()),
+                ];
+                sass::decode_at(w, k as u64 * 16)
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.name))
+            })
+            .collect()
+    };
+    let func = |name: &str| {
+        cubin
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no kernel {name}"))
+    };
+    let has = |l: &[String], s: &str| l.iter().any(|i| i.contains(s));
+    // One copy of `mix` in each calling kernel, right after the kernel's EXIT.
+    for (kernel, ra) in [("k_fact", "R20"), ("k_mix", "R2"), ("k_mix2", "R4")] {
+        let f = func(kernel);
+        let l = listing(f);
+        let callee = kernel.strip_prefix("k_").unwrap().trim_end_matches('2');
+        assert_eq!(f.subroutines.len(), 1, "{kernel}");
+        let sub = &f.subroutines[0];
+        assert_eq!(sub.name, format!("${kernel}${callee}"));
+        let at = (sub.offset / 16) as usize;
+        assert!(l[at - 1].starts_with("EXIT"), "{kernel}: {}", l[at - 1]);
+        let call = l
+            .iter()
+            .position(|i| i.starts_with("CALL.REL.NOINC"))
+            .unwrap();
+        assert!(
+            l[call].contains(&format!("{:#x}", sub.offset)),
+            "{kernel}: {}",
+            l[call]
+        );
+        // The return address: the offset after the CALL, moved into the callee's register.
+        let ret_to = format!("MOV {ra}, {:#x}", (call + 1) * 16);
+        assert!(has(&l[..call], &ret_to), "{kernel}: no `{ret_to}`");
+        assert!(
+            l[at..]
+                .iter()
+                .any(|i| i.starts_with(&format!("RET.REL.NODEC {ra} "))),
+            "{kernel}"
+        );
+        // No relocation for the PC-relative call.
+        assert!(f.relocs.is_empty(), "{kernel}: {:?}", f.relocs);
+        assert_eq!(f.attrs.crs_stack_size, Some(0), "{kernel}");
+    }
+    // The recursive callee: a frame, its return address and the registers it overwrites saved,
+    // the convergence barrier saved around its BSSY.
+    let l = listing(func("k_fact"));
+    for s in [
+        "IADD3 R1, R1, -0x10, RZ",
+        "STL [R1+0xc], R21",
+        "STL [R1+0x8], R20",
+        "BMOV.32.CLEAR R2, B6",
+        "BMOV.32 B6, R2",
+        "LDL R20, [R1+0x8]",
+        "VIADD R1, R1, 0x10",
+    ] {
+        assert!(has(&l, s), "k_fact: no `{s}`");
+    }
+}

@@ -158,30 +158,34 @@ fn const_addresses_are_bank3_offsets() {
     }
 }
 
+/// The address of a `.func` (`mov.u64 %rd, foobar`) is the offset of its subroutine in the
+/// kernel's section, as ptxas writes it (`MOV R7, 0xa0`, no relocation): `lower/link.rs`.
 #[test]
-fn function_addresses_stay_refused() {
-    {
-        let name = "func_ptr.ptx";
-        let (_, text) = corpus(name);
-        let src = SourceFile::new(name.to_string(), text);
-        let checked = driver::frontend(&src, Arch::SM90A).expect("frontend");
-        let errs = match driver::lower(&checked, &ptxc::passes::Options::new()) {
-            Err(d) => d,
-            Ok((lowered, _)) => {
-                let encoded = driver::encode(&lowered).expect("encode");
-                driver::cubin(
-                    &checked,
-                    &lowered,
-                    &encoded,
-                    &ptxc::emit::build::BuildOptions::default(),
-                )
-                .expect_err("refused")
-            }
-        };
-        assert!(
-            errs.iter().any(|d| src.render(d).contains("cannot")),
-            "{name}: {}",
-            src.render(&errs[0])
-        );
-    }
+fn function_addresses_are_section_offsets() {
+    let name = "func_ptr.ptx";
+    let (_, text) = corpus(name);
+    let src = SourceFile::new(name.to_string(), text);
+    let checked = driver::frontend(&src, Arch::SM90A).expect("frontend");
+    let (lowered, _) = driver::lower(&checked, &ptxc::passes::Options::new()).expect("lowers");
+    let encoded = driver::encode(&lowered).expect("encode");
+    let (_, bytes) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .expect("compiles");
+    let c = ptxc::emit::read::read(&bytes).expect("the cubin reads");
+    let f = &c.functions[0];
+    assert_eq!(f.subroutines.len(), 1);
+    assert_eq!(f.subroutines[0].name, "$func_ptr$foobar");
+    assert!(f.relocs.is_empty(), "{:?}", f.relocs);
+    let off = format!(", {:#x}", f.subroutines[0].offset);
+    let listing = ptxc_tests::listing_lines(&encoded[0]);
+    assert!(
+        listing
+            .iter()
+            .any(|l| l.contains("MOV R") && l.contains(&off)),
+        "{listing:?}"
+    );
 }

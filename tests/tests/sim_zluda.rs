@@ -427,3 +427,72 @@ fn damaged_cubins_never_panic() {
     }
     println!("damaged cubins: {loaded} loaded and run");
 }
+
+/// A recursive `.func` (ptxc compiles it as a subroutine: `lower/inline.rs`, `lower/link.rs`):
+/// each thread computes fib(tid) with two recursive calls and values live across them, so the
+/// calls diverge and nest. ptxc's cubin and ptxas's give the same outputs on the simulator.
+#[test]
+fn recursive_subroutine_on_the_simulator() {
+    const FIB: &str = r#".version 8.7
+.target sm_90a
+.address_size 64
+.func (.param .b32 r) fib (.param .b32 n)
+{
+  .reg .pred p; .reg .b32 a, b, c, d;
+  ld.param.b32 a, [n];
+  setp.lt.u32 p, a, 2;
+  mov.b32 d, a;
+  @p bra DONE;
+  sub.u32 b, a, 1;
+  { .param .b32 q; st.param.b32 [q], b; .param .b32 s;
+    call (s), fib, (q); ld.param.b32 c, [s]; }
+  sub.u32 b, a, 2;
+  { .param .b32 q; st.param.b32 [q], b; .param .b32 s;
+    call (s), fib, (q); ld.param.b32 d, [s]; }
+  add.u32 d, d, c;
+DONE:
+  st.param.b32 [r], d;
+  ret;
+}
+.visible .entry k_fib(.param .u64 out)
+{
+  .reg .u64 o, a; .reg .b32 t, v;
+  ld.param.u64 o, [out];
+  cvta.to.global.u64 o, o;
+  mov.u32 t, %tid.x;
+  { .param .b32 q; st.param.b32 [q], t; .param .b32 s;
+    call (s), fib, (q); ld.param.b32 v, [s]; }
+  mul.wide.u32 a, t, 4;
+  add.u64 o, o, a;
+  st.global.u32 [o], v;
+  ret;
+}
+"#;
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("fib.ptx");
+    std::fs::write(&path, FIB).expect("write the kernel");
+    let want: Vec<u8> = (0..16u32)
+        .scan((0u32, 1u32), |s, _| {
+            let v = s.0;
+            *s = (s.1, s.0 + s.1);
+            Some(v)
+        })
+        .flat_map(u32::to_le_bytes)
+        .collect();
+    let launch = |cubin: &[u8]| -> Vec<u8> {
+        let k = Kernel::from_cubin(cubin, "k_fib").expect("the cubin loads");
+        let mut dev = Device::new();
+        let o = dev.global.alloc("out", padded(vec![0; 64]));
+        let cfg = LaunchConfig::new([1, 1, 1], [16, 1, 1]).params_u64(&[o]);
+        dev.launch(&k, &cfg).expect("the kernel runs");
+        let mut out = dev.global.region(o).map(|r| r.data.clone()).unwrap();
+        out.truncate(64);
+        out
+    };
+    let ours = ptxc_compile(&path).expect("ptxc compiles the recursion");
+    assert_eq!(launch(&ours), want, "ptxc's code");
+    if let Some(theirs) = ptxas(&path, &[]).and_then(|r| r.cubin) {
+        assert_eq!(launch(&theirs), want, "ptxas's code");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

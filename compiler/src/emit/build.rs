@@ -801,6 +801,7 @@ fn kernel(
     let mut has_bssy = false;
     let mut mbarrier_instrs = Vec::new();
     let mut calls_at: Vec<u32> = Vec::new();
+    let mut has_subroutine_call = false;
     for i in code_instrs {
         let at = i.addr as u32;
         match i.mnemonic {
@@ -870,6 +871,10 @@ fn kernel(
             // 0xf0, EXTERNS __assertfail).
             "CALL" if i.mods.contains(&"ABS") => f.attrs.syscall_offsets.push(at),
             "LEPC" => calls_at.push(at),
+            // A call to a subroutine linked into this section and its return
+            // (`lower/link.rs`): PC-relative, no record (`tests/sass-probes/ptx/funcs.ptx`).
+            "CALL" if i.mods.contains(&"REL") => has_subroutine_call = true,
+            "RET" if !mf.subroutines.is_empty() => {}
             "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
                 af.name.span,
                 format!(
@@ -898,8 +903,28 @@ fn kernel(
     }
     // ptxas writes CRS_STACK_SIZE 0 in every kernel whose code has a BSSY (no exception in
     // the corpora and probes).
-    if has_bssy {
+    // ... and in every kernel with a call to a subroutine (`funcs.ptx`: k_mix has no BSSY).
+    if has_bssy || has_subroutine_call {
         f.attrs.crs_stack_size = Some(0);
+    }
+    // The subroutines linked after the kernel's code: ptxas's local symbols `$kernel$func`,
+    // each with its frame size (`funcs.ptx`).
+    for (name, offset) in &enc.subroutines {
+        let frame_size = mf
+            .subroutines
+            .iter()
+            .find(|s| s.1 == *name)
+            .map_or(0, |s| s.2);
+        f.subroutines.push(Subroutine {
+            name: format!("${}${name}", f.name),
+            linkage: Linkage::Local,
+            offset: u64::from(*offset),
+            frame_size,
+            unwind: Unwind {
+                cie: Cie::standard(),
+                ops: Vec::new(),
+            },
+        });
     }
     // ptxas marks the first spill instruction (`11_stack_spill`: SpillRefill at the first STL).
     if let Some(at) = first_spill {

@@ -92,8 +92,8 @@ impl Lines {
     }
 }
 
-/// `.nv_debug_ptx_txt`: every source line without its leading and trailing white space (inner
-/// tabs kept), NUL terminated; comment lines, `.loc` and `.file` lines and the data lines of
+/// `.nv_debug_ptx_txt`: every source line without its leading white space (inner tabs and
+/// trailing blanks kept), NUL terminated; comment lines, `.loc` and `.file` lines and the data lines of
 /// `.section` blocks are empty, a comment after code stays (`debug_line_info.ptx`: 8 comment
 /// lines give 8 NULs before `.version 9.1`, the 98 data lines of its `.debug_loc` 98 NULs
 /// between `{` and `}`; `samples/vector_add.ptx` with `-g`: `.param .u32 vector_add_param_3
@@ -111,9 +111,17 @@ pub fn ptx_text(source: &str) -> Vec<u8> {
             .rev()
             .take_while(|l| l.trim().is_empty())
             .count();
+    // A directive by its whole first word: `.local` is not `.loc`.
+    let directive = |t: &str, d: &str| {
+        t.strip_prefix(d)
+            .is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t']))
+    };
     for raw in &lines[..n] {
         let t = raw.trim();
-        let kept = if t.starts_with("//") || t.starts_with(".loc") || t.starts_with(".file") {
+        // ptxas keeps a line's trailing blanks (`tests/kernels/device_calls.ptx`:
+        // `call.uni (retval0), ` keeps its space).
+        let line = raw.trim_start().trim_end_matches(['\r', '\n']);
+        let kept = if t.starts_with("//") || directive(t, ".loc") || directive(t, ".file") {
             ""
         } else if t.starts_with(".section") {
             in_section = true;
@@ -128,7 +136,7 @@ pub fn ptx_text(source: &str) -> Vec<u8> {
                 ""
             }
         } else {
-            t
+            line
         };
         out.extend_from_slice(kept.as_bytes());
         out.push(0);

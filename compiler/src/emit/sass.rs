@@ -28,6 +28,8 @@ pub struct EncodedFunction {
     pub mbarrier_records: Vec<(u32, mir::MbarrierRecord)>,
     /// Instructions before the padding.
     pub code_len: usize,
+    /// The subroutines linked after the kernel's code (`lower/link.rs`): name and byte offset.
+    pub subroutines: Vec<(String, u32)>,
     /// Why each instruction got its control word (`--explain-ctrl`).
     pub why: Vec<scoreboard::Why>,
     /// For each instruction, where its PTX instruction starts in the source ([`mir::Inst::src`];
@@ -102,7 +104,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
         OpKind::Sym(name) => K::Sym(name),
         OpKind::SbSet(m) => K::SbSet(*m),
         OpKind::Block(b) => K::Int(block_addr[b.0 as usize] as i64),
-        OpKind::Func(name) => {
+        OpKind::Func(name) | OpKind::FuncAddr(name) => {
             return Err(format!(
                 "a call to `{name}` needs a relocation ptxc cannot emit yet"
             ));
@@ -308,26 +310,47 @@ fn lay_out(
             // A call out of the function names only the register with the callee's address;
             // its other MIR operands are the arguments, the return address and the results
             // the calling convention passes in fixed registers (`lower/isel/call.rs`).
-            let printed = if mi.mnemonic == "CALL" && mi.mods.contains(&"ABS") {
+            let printed = if mi.mnemonic == "CALL" {
                 &mi.ops[..1]
             } else {
                 &mi.ops[..]
             };
-            let mut ops = printed
-                .iter()
-                .map(|o| operand(o, &starts))
-                .collect::<Result<Vec<_>, _>>()?;
-            // A QGMMA that accumulates in place has no C operand in MIR (so that the register
-            // allocator cannot give it registers of its own): C is D (`lower/isel/wgmma.rs`).
-            if mi.mnemonic == "QGMMA"
-                && !matches!(mi.ops.get(2).map(|o| &o.kind),
-                    Some(OpKind::Reg(mir::RegRef { reg: mir::Reg::Phys { reg, .. }, .. }))
-                        if reg.class == RegClass::Gpr)
-                && let Some(d) = ops.first().cloned()
+            let mut i = if mi.mnemonic == "RET" {
+                // A subroutine's return (`lower/isel/call.rs`): through the return address
+                // register, to its value plus 0.
+                let num = match mi.ops.first().map(|o| &o.kind) {
+                    Some(OpKind::Reg(mir::RegRef {
+                        reg: mir::Reg::Phys { reg, .. },
+                        ..
+                    })) => reg.num,
+                    _ => return Err(format!("`{}`: a RET without its return address", f.name)),
+                };
+                sass::parse_instr(&format!("RET.REL.NODEC R{num} 0x0"))
+                    .map_err(|e| format!("RET: {e}"))?
+            } else if mi.mnemonic == "MOV"
+                && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_)))
             {
-                ops.insert(2, d);
-            }
-            let mut i = Instr::new(mi.mnemonic, &mi.mods, ops);
+                // The return address of the CALL after it, patched below.
+                let d = operand(&mi.ops[0], &starts)?;
+                Instr::new("MOV", &[], vec![d, sass::target(0)])
+            } else {
+                let mut ops = printed
+                    .iter()
+                    .map(|o| operand(o, &starts))
+                    .collect::<Result<Vec<_>, _>>()?;
+                // A QGMMA that accumulates in place has no C operand in MIR (so that the
+                // register allocator cannot give it registers of its own): C is D
+                // (`lower/isel/wgmma.rs`).
+                if mi.mnemonic == "QGMMA"
+                    && !matches!(mi.ops.get(2).map(|o| &o.kind),
+                        Some(OpKind::Reg(mir::RegRef { reg: mir::Reg::Phys { reg, .. }, .. }))
+                            if reg.class == RegClass::Gpr)
+                    && let Some(d) = ops.first().cloned()
+                {
+                    ops.insert(2, d);
+                }
+                Instr::new(mi.mnemonic, &mi.mods, ops)
+            };
             if let Some(g) = mi.guard {
                 i.guard = sass::Guard {
                     pred: reg(g.pred)?,
@@ -351,9 +374,29 @@ fn lay_out(
         }
         nops_at(insts.len(), &mut out, &mut origin);
     }
-    // `LEPC` takes the return address of the `CALL` after it: the instruction that follows.
+    for (entry, name, _) in &f.subroutines {
+        out.subroutines
+            .push((name.clone(), starts[entry.0 as usize] as u32));
+    }
+    // `LEPC` (and the `MOV` of a subroutine call's return address) takes the return address of
+    // the `CALL` after it: the instruction that follows.
+    let return_address_movs: Vec<usize> = origin
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| {
+            let (bi, ii, nop) = (*o)?;
+            let mi = if nop {
+                None
+            } else {
+                f.blocks[bi].insts.get(ii)
+            }?;
+            (mi.mnemonic == "MOV"
+                && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_))))
+            .then_some(k)
+        })
+        .collect();
     for k in 0..out.instrs.len() {
-        if out.instrs[k].mnemonic != "LEPC" {
+        if out.instrs[k].mnemonic != "LEPC" && !return_address_movs.contains(&k) {
             continue;
         }
         let Some(call) = (k + 1..out.instrs.len()).find(|&j| out.instrs[j].mnemonic == "CALL")

@@ -1102,6 +1102,17 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         }
         // `USETMAXREG.DEALLOC`: the next instruction waits for it (as in the scheduled scheme).
         "USETMAXREG" => c.wbar = 0,
+        // A subroutine's barrier save and restore (passes/prologue.rs): `BMOV R, B` has no read
+        // scoreboard and `BMOV B, R` no write scoreboard (their forms, `forms/mod.rs`).
+        "BMOV" => {
+            let barrier = |u: &Unit| u.0 == RegFile::Barrier;
+            if !node.writes.iter().all(barrier) {
+                c.wbar = 0;
+            }
+            if !node.reads.iter().all(barrier) {
+                c.rbar = 1;
+            }
+        }
         _ if node.class.kind.is_variable() => {
             if !node.writes.is_empty() {
                 c.wbar = 0;
@@ -1209,6 +1220,15 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         }
         if node.class.class == "EXIT" {
             ctrl[k].rbar = 7;
+        }
+        // `BMOV.32 Bn, R` (a subroutine's barrier restore, passes/prologue.rs) cannot set a
+        // write scoreboard (its form has none, `forms/mod.rs`); ptxas covers its result with
+        // stalls (issue.csv `BMOV,RET`).
+        if node.class.class == "BMOV"
+            && !node.writes.is_empty()
+            && node.writes.iter().all(|u| u.0 == RegFile::Barrier)
+        {
+            ctrl[k].wbar = 7;
         }
         // `LDGDEPBAR` closes a group of `LDGSTS` copies and counts it on SB0, which
         // `DEPBAR.LE SB0, N` waits for (it has no registers to track).

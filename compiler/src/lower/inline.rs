@@ -27,8 +27,10 @@
 //! selection passes them in the registers of ptxas's calling convention
 //! (`lower/isel/call.rs`).
 //!
-//! Recursion and indirect calls (through a register and a prototype) are errors that name the
-//! call.
+//! Recursive functions are not inlined: [`subroutines`] finds them, and they are compiled as
+//! functions of their own ([`subroutine_body`]) that calls reach with `CALL.REL`
+//! (`lower/isel/call.rs`, `lower/link.rs`). Indirect calls (through a register and a
+//! prototype) are errors that name the call.
 
 use crate::diag::Diagnostic;
 use crate::frontend::ast::*;
@@ -42,6 +44,7 @@ const MAX_DEPTH: usize = 32;
 pub fn inline_calls<'k>(
     kernel: &'k Function,
     module: &Module,
+    subroutines: &FxHashSet<String>,
 ) -> Result<std::borrow::Cow<'k, Function>, Vec<Diagnostic>> {
     if !kernel
         .body
@@ -58,7 +61,7 @@ pub fn inline_calls<'k>(
             _ => None,
         })
         .collect();
-    let externs: FxHashSet<&str> = module
+    let mut externs: FxHashSet<&str> = module
         .items
         .iter()
         .filter_map(|i| match i {
@@ -72,6 +75,8 @@ pub fn inline_calls<'k>(
             _ => None,
         })
         .collect();
+    // Subroutines are called like external functions (`lower/isel/call.rs`: CALL.REL).
+    externs.extend(subroutines.iter().map(String::as_str));
     let mut inl = Inliner {
         funcs,
         externs,
@@ -89,6 +94,230 @@ pub fn inline_calls<'k>(
     } else {
         Err(inl.diags)
     }
+}
+
+/// The module's `.func`s that ptxc compiles as subroutines (`CALL.REL`/`RET.REL`) instead of
+/// inlining: the recursive ones, on a cycle of direct calls (`tests/kernels/device_calls.ptx`),
+/// and those whose address is taken (zluda `func_ptr`).
+/// ptxas calls every `.func` a kernel calls (`tests/sass-probes/ptx/funcs.ptx`); ptxc inlines
+/// the others, which gives the same results.
+pub fn subroutines(module: &Module) -> FxHashSet<String> {
+    let funcs: FxHashMap<&str, &Function> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) if f.body.is_some() && f.kind == FunctionKind::Func => {
+                Some((f.name.text.as_str(), &**f))
+            }
+            _ => None,
+        })
+        .collect();
+    fn callees<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+        for s in stmts {
+            match s {
+                Stmt::Instr(i) if i.opcode.text == "call" => {
+                    out.extend(call_target(i).map(|n| n.text.as_str()));
+                }
+                Stmt::Block(b) => callees(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    let edges: FxHashMap<&str, Vec<&str>> = funcs
+        .iter()
+        .map(|(n, f)| {
+            let mut out = Vec::new();
+            callees(&f.body.as_ref().expect("a definition").stmts, &mut out);
+            out.retain(|c| funcs.contains_key(c));
+            (*n, out)
+        })
+        .collect();
+    let mut out = FxHashSet::default();
+    // A function whose address is taken (zluda `func_ptr`: `mov.u64 %rd, foobar`) needs code of
+    // its own, at an address.
+    for i in &module.items {
+        if let Item::Function(f) = i
+            && let Some(b) = &f.body
+        {
+            let mut named = Vec::new();
+            address_taken(&b.stmts, &mut named);
+            out.extend(named.into_iter().filter(|n| funcs.contains_key(n.as_str())));
+        }
+    }
+    for &start in funcs.keys() {
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
+        let mut work: Vec<&str> = edges[start].clone();
+        while let Some(n) = work.pop() {
+            if n == start {
+                out.insert(start.to_string());
+                break;
+            }
+            if seen.insert(n) {
+                work.extend(edges[n].iter().copied());
+            }
+        }
+    }
+    out
+}
+
+/// The names used as operands of instructions other than `call` (function addresses among
+/// them).
+fn address_taken(stmts: &[Stmt], out: &mut Vec<String>) {
+    fn expr(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Name { name, .. } => out.push(name.text.clone()),
+            Expr::Binary { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            _ => {}
+        }
+    }
+    fn operand(o: &Operand, out: &mut Vec<String>) {
+        match o {
+            Operand::Expr(e) => expr(e, out),
+            Operand::List(items, _) | Operand::Address(items, _) => {
+                items.iter().for_each(|i| operand(i, out));
+            }
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Instr(i) if i.opcode.text != "call" => {
+                i.operands.iter().for_each(|o| operand(o, out));
+            }
+            Stmt::Block(b) => address_taken(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+/// The subroutines a kernel or subroutine calls directly or takes the address of, in order of
+/// first mention.
+pub fn called_subroutines(f: &Function, subroutines: &FxHashSet<String>) -> Vec<String> {
+    fn walk(stmts: &[Stmt], subs: &FxHashSet<String>, out: &mut Vec<String>) {
+        for s in stmts {
+            match s {
+                Stmt::Instr(i) if i.opcode.text == "call" => {
+                    if let Some(n) = call_target(i)
+                        && subs.contains(&n.text)
+                        && !out.contains(&n.text)
+                    {
+                        out.push(n.text.clone());
+                    }
+                }
+                Stmt::Block(b) => walk(&b.stmts, subs, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(b) = &f.body {
+        walk(&b.stmts, subroutines, &mut out);
+        let mut named = Vec::new();
+        address_taken(&b.stmts, &mut named);
+        for n in named {
+            if subroutines.contains(&n) && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// A subroutine's definition made ready to be lowered as a function of its own: its `.param`
+/// parameters and results become registers (`.reg` of the same type), and the body's scalar
+/// `ld.param`/`st.param` of them `mov`s, so that instruction selection passes them in the
+/// registers of the calling convention (`lower/isel/call.rs`). Calls in the body are inlined or
+/// kept as [`inline_calls`] does for a kernel.
+pub fn subroutine_body(
+    f: &Function,
+    module: &Module,
+    subroutines: &FxHashSet<String>,
+) -> Result<Function, Vec<Diagnostic>> {
+    let mut out = f.clone();
+    let mut names: Vec<String> = Vec::new();
+    let mut diags = Vec::new();
+    for list in [&mut out.params, &mut out.returns] {
+        for p in list.iter_mut().flatten() {
+            if p.space == Space::Param {
+                if !p.decl.dims.is_empty() || p.attrs.iter().any(|a| a.word.text.starts_with(".v"))
+                {
+                    diags.push(Diagnostic::error(
+                        p.span,
+                        format!(
+                            "ptxc cannot pass the array or vector parameter `{}` of the                              subroutine `{}` yet",
+                            p.decl.name.text, f.name.text
+                        ),
+                    ));
+                    continue;
+                }
+                p.space = Space::Reg;
+                names.push(p.decl.name.text.clone());
+            }
+        }
+    }
+    fn rewrite(stmts: &mut [Stmt], names: &[String], diags: &mut Vec<Diagnostic>) {
+        for s in stmts.iter_mut() {
+            if let Stmt::Block(b) = s {
+                rewrite(&mut b.stmts, names, diags);
+                continue;
+            }
+            let Stmt::Instr(ins) = &*s else { continue };
+            let op = ins.opcode.text.clone();
+            let op = op.as_str();
+            if !(op == "ld" || op == "st")
+                || ins.modifiers.first().is_none_or(|m| m.text != ".param")
+            {
+                continue;
+            }
+            let addr = if op == "ld" {
+                ins.operands.get(1)
+            } else {
+                ins.operands.first()
+            };
+            let Some(name) = addr.and_then(addressed).map(str::to_string) else {
+                continue;
+            };
+            if !names.contains(&name) {
+                continue;
+            }
+            if !param_access(s, op, &name) {
+                diags.push(Diagnostic::error(
+                    ins.span,
+                    format!(
+                        "ptxc cannot lower this `{op}.param` of `{name}` in a subroutine yet: \
+                         only whole scalar accesses at offset 0 are supported"
+                    ),
+                ));
+                continue;
+            }
+            let Stmt::Instr(ins) = s else { continue };
+            ins.opcode.text = "mov".into();
+            ins.modifiers.retain(|m| m.text != ".param");
+            let reg = Operand::Expr(Expr::Name {
+                name: Name {
+                    text: name,
+                    span: ins.span,
+                },
+                component: None,
+            });
+            if op == "ld" {
+                ins.operands[1] = reg;
+            } else {
+                ins.operands[0] = reg;
+            }
+        }
+    }
+    if let Some(b) = &mut out.body {
+        rewrite(&mut b.stmts, &names, &mut diags);
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let lowered = inline_calls(&out, module, subroutines)?.into_owned();
+    Ok(lowered)
 }
 
 /// Whether a body has anything [`Inliner::block`] rewrites: a `call` or a `.param` variable.
@@ -399,8 +628,7 @@ impl Inliner<'_> {
             self.error(
                 name.span,
                 format!(
-                    "ptxc cannot lower the recursive call of `{}` yet: ptxc inlines calls and \
-                     does not emit `.func`s as subroutines (CALL.REL/RET.REL)",
+                    "ptxc cannot inline the call of `{}`: calls nest deeper than {MAX_DEPTH}",
                     name.text
                 ),
             );

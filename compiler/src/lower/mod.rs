@@ -15,6 +15,7 @@
 
 pub mod inline;
 pub mod isel;
+pub mod link;
 pub mod ssa;
 
 use crate::diag::Diagnostic;
@@ -23,7 +24,7 @@ use crate::frontend::ast::{self, Declarator, Expr, FunctionKind, Item, Space, St
 use crate::frontend::check::eval_const;
 use crate::frontend::types::Ty;
 use crate::mir::{self, BlockId, Function, RegClass};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use ssa::{SsaBuilder, Var, VarInfo};
 
 /// Where a named memory object lives, as instruction selection sees it.
@@ -115,6 +116,10 @@ pub struct Lowered {
     /// `c[0x4][8*i]` (`LDC.64`), in order of first use; the cubin relocates slot `i` to
     /// variable `i` (`R_CUDA_64`), as ptxas does.
     pub bank4: Vec<String>,
+    /// The module's recursive `.func`s compiled as subroutines (`inline::subroutines`), in
+    /// module order; `crate::lower::link` appends them to the kernels that call them once the
+    /// pipeline has run on them.
+    pub subroutines: Vec<Function>,
 }
 
 /// Lowers every function with a body.
@@ -122,20 +127,34 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
+    let subs = inline::subroutines(&checked.module);
+    // The subroutines some kernel reaches, found while lowering the kernels.
+    let mut reached: Vec<String> = Vec::new();
     for item in &checked.module.items {
-        // Kernels only: calls to `.func`s are inlined into them (`inline.rs`).
+        // Kernels; calls to `.func`s are inlined into them (`inline.rs`), except to the
+        // recursive ones, which are lowered below as subroutines.
         let Item::Function(f) = item else { continue };
         if f.body.is_none() || f.kind != FunctionKind::Entry {
             continue;
         }
-        let f = match inline::inline_calls(f, &checked.module) {
+        for c in inline::called_subroutines(f, &subs) {
+            if !reached.contains(&c) {
+                reached.push(c);
+            }
+        }
+        let f = match inline::inline_calls(f, &checked.module, &subs) {
             Ok(f) => f,
             Err(mut d) => {
                 diags.append(&mut d);
                 continue;
             }
         };
-        match lower_function(&f, &globals, &mut out.bank4) {
+        for c in inline::called_subroutines(&f, &subs) {
+            if !reached.contains(&c) {
+                reached.push(c);
+            }
+        }
+        match lower_function(&f, &globals, &mut out.bank4, &subs) {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
                 out.frames.push(frame);
@@ -143,6 +162,44 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
             Err(mut d) => diags.append(&mut d),
         }
     }
+    // Subroutines, in module order (ptxas's order in the section, `device_calls.ptx`), each
+    // lowered once: its code is position-independent and copied into every kernel that calls
+    // it (`link.rs`).
+    let mut i = 0;
+    while i < reached.len() {
+        let name = reached[i].clone();
+        i += 1;
+        let Some(f) = checked.module.items.iter().find_map(|it| match it {
+            Item::Function(f) if f.body.is_some() && f.name.text == name => Some(f),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let f = match inline::subroutine_body(f, &checked.module, &subs) {
+            Ok(f) => f,
+            Err(mut d) => {
+                diags.append(&mut d);
+                continue;
+            }
+        };
+        for c in inline::called_subroutines(&f, &subs) {
+            if !reached.contains(&c) {
+                reached.push(c);
+            }
+        }
+        match lower_function(&f, &globals, &mut out.bank4, &subs) {
+            Ok((mf, _)) => out.subroutines.push(mf),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    let rank = |n: &str| {
+        checked
+            .module
+            .items
+            .iter()
+            .position(|it| matches!(it, Item::Function(f) if f.name.text == n))
+    };
+    out.subroutines.sort_by_key(|f| rank(&f.name));
     if diags.is_empty() {
         order_bank4(&checked.module, &mut out);
         Ok(out)
@@ -392,6 +449,12 @@ pub struct Plan<'a> {
     /// The module's `.nv.constant4` address table (see [`Lowered::bank4`]), lent to the
     /// function being lowered.
     bank4: Vec<String>,
+    /// The module's functions compiled as subroutines: calls to them are `CALL.REL`.
+    subroutines: FxHashSet<String>,
+    /// A subroutine's parameters and results, in order: the registers of the calling
+    /// convention (`isel/call.rs`).
+    sub_params: Vec<ast::Name>,
+    sub_results: Vec<ast::Name>,
 }
 
 impl Plan<'_> {
@@ -465,6 +528,9 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             .iter()
             .any(|d| d.name.text == ".explicitcluster"),
         bank4: Vec::new(),
+        subroutines: FxHashSet::default(),
+        sub_params: Vec::new(),
+        sub_results: Vec::new(),
     };
     // Module scope: globals and functions. Module-level `.shared` variables are placed once the
     // body's own `.shared` variables are (below), as ptxas lays out a kernel's window: the
@@ -512,6 +578,11 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         }
     }
     for r in f.returns.iter().flatten() {
+        if r.space == Space::Reg {
+            // A subroutine's results (`inline::subroutine_body`), returned in registers.
+            declare_regs(&mut p, 1, &r.attrs, &r.decl);
+            continue;
+        }
         p.scopes[1]
             .syms
             .insert(r.decl.name.text.clone(), Sym::FuncParam);
@@ -751,9 +822,18 @@ pub fn lower_function(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
+    subroutines: &FxHashSet<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut plan = plan(f, globals);
     plan.bank4 = std::mem::take(bank4);
+    plan.subroutines = subroutines.clone();
+    if f.kind == FunctionKind::Func {
+        let names = |l: &Option<Vec<ast::ParamDecl>>| -> Vec<ast::Name> {
+            l.iter().flatten().map(|p| p.decl.name.clone()).collect()
+        };
+        plan.sub_params = names(&f.params);
+        plan.sub_results = names(&f.returns);
+    }
     let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
     // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
     if let Some(n) = f

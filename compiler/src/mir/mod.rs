@@ -238,6 +238,10 @@ pub enum OpKind {
     Block(BlockId),
     /// A call target (function symbol).
     Func(String),
+    /// The address of a subroutine (`mov.u64 %rd, f`): its offset in the kernel's section, as
+    /// ptxas writes it (zluda `func_ptr`: `MOV R7, 0xa0`, no relocation); `lower/link.rs`
+    /// replaces it by the subroutine's entry block.
+    FuncAddr(String),
     /// The incoming value of a `PHI` from a predecessor.
     PhiArg(BlockId, Reg),
     /// A convergence barrier register `B0`–`B15` (`BSSY`/`BSYNC`).
@@ -512,6 +516,9 @@ pub struct Function {
     /// the calling convention (`lower/isel/call.rs`). The allocator gives each its register and
     /// keeps every other value out of that register while it lives.
     pub fixed: Vec<(VReg, PReg)>,
+    /// The subroutines `lower::link` appended to this kernel after its own blocks: their entry
+    /// block, name and frame bytes, in layout order.
+    pub subroutines: Vec<(BlockId, String, u32)>,
 }
 
 impl Function {
@@ -526,6 +533,7 @@ impl Function {
             setmaxnreg: false,
             frame_bytes: 0,
             fixed: Vec::new(),
+            subroutines: Vec::new(),
         }
     }
 

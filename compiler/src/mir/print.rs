@@ -104,6 +104,7 @@ impl fmt::Display for Operand {
                 let _ = write!(s, "{b}");
             }
             OpKind::Func(name) => s.push_str(name),
+            OpKind::FuncAddr(name) => s.push_str(name),
             OpKind::PhiArg(b, r) => {
                 let _ = write!(s, "[{b}: {r}]");
             }

@@ -405,6 +405,25 @@ impl Cx<'_> {
                     Val::Reg(word_of(r, 0))
                 });
             }
+            Sym::Func(_) if self.subroutines.contains(name) => {
+                if off != 0 {
+                    self.error(
+                        span,
+                        format!("ptxc cannot lower an offset from the address of `{name}` yet"),
+                    );
+                    return None;
+                }
+                let r = self.gpr();
+                self.emit_unguarded(Inst::new(
+                    "MOV",
+                    &[],
+                    vec![
+                        Operand::def(r),
+                        Operand::new(OpKind::FuncAddr(name.to_string())),
+                    ],
+                ));
+                Val::Reg(r)
+            }
             Sym::Global { .. } | Sym::Func(_) => {
                 self.error(
                     span,

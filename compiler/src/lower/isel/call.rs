@@ -72,6 +72,10 @@ impl Cx<'_> {
             self.error(ins.span, "ptxc cannot lower a guarded `call` yet");
             return true;
         }
+        let internal = self.subroutines.contains(&callee.text);
+        if internal {
+            return self.call_subroutine(&callee.text, &rets, &args);
+        }
         // The callee's address, from its relocated slot of the compiler's constant bank,
         // indexed by a register as ptxas does.
         let slot = self.bank4_slot(&callee.text);
@@ -188,5 +192,259 @@ impl Cx<'_> {
             self.commit(dst);
         }
         true
+    }
+
+    /// Passes `args` in the registers of the calling convention (from R4, 64-bit values at even
+    /// registers): the precoloured values a call reads. `None` after an error.
+    fn pass_arguments(&mut self, callee: &str, args: &[ast::Name]) -> Option<Vec<Operand>> {
+        let mut implicit = Vec::new();
+        let mut next = FIRST_ARG;
+        for a in args {
+            let (var, _) = self.var(a)?;
+            let value = self.read_var(var);
+            let words = value.count();
+            let class = value.vreg().map_or(RegClass::Gpr, |v| self.f.vreg(v).class);
+            if !matches!(class, RegClass::Gpr | RegClass::Ugpr) || words > 2 {
+                self.error(
+                    a.span,
+                    format!("ptxc cannot pass `{}` to `{callee}` yet", a.text),
+                );
+                return None;
+            }
+            next = next.next_multiple_of(words);
+            if next + words - 1 > LAST_ARG {
+                self.error(
+                    a.span,
+                    format!(
+                        "ptxc cannot pass `{}` to `{callee}`: arguments past R{LAST_ARG} go on \
+                         the stack, which ptxc does not implement",
+                        a.text
+                    ),
+                );
+                return None;
+            }
+            let p = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((p, gpr(next)));
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![Operand::def(Reg::whole(p, words)), Operand::use_(value)],
+            ));
+            implicit.push(Operand::use_(Reg::whole(p, words)));
+            next += words;
+        }
+        Some(implicit)
+    }
+
+    /// A call to a subroutine of the module (`inline::subroutines`), with the fixed convention
+    /// ptxas gives functions it cannot specialise (an address-taken `.func`, zluda `func_ptr`;
+    /// `tests/sass-probes/ptx/funcs.ptx`): arguments and results from R4, the return address —
+    /// the section offset of the instruction after the `CALL` — in R20:R21:
+    ///
+    /// ```text
+    /// MOV R20, 0x160 ;         patched at emission, as LEPC's target
+    /// MOV R21, RZ ;
+    /// CALL.REL.NOINC 0x2b0 ;   the callee's copy in this kernel's section (`lower/link.rs`)
+    /// ```
+    ///
+    /// The callee preserves every register the caller may keep across a call
+    /// ([`crate::passes::regalloc::call_clobbers`]; `passes/prologue.rs` saves them).
+    fn call_subroutine(&mut self, callee: &str, rets: &[ast::Name], args: &[ast::Name]) -> bool {
+        let Some(mut implicit) = self.pass_arguments(callee, args) else {
+            return true;
+        };
+        // The return address: a MOV whose operand names the callee; emission puts the offset
+        // after the CALL that follows it there (`emit/sass.rs`).
+        let lo = self.new_vreg(RegClass::Gpr, 1);
+        self.emit_unguarded(Inst::new(
+            "MOV",
+            &[],
+            vec![
+                Operand::def(Reg::whole(lo, 1)),
+                Operand::new(OpKind::Func(callee.to_string())),
+            ],
+        ));
+        let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
+        let ra = self.new_vreg(RegClass::Gpr, 2);
+        self.f.fixed.push((ra, gpr(RETURN_ADDRESS)));
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![Operand::def(Reg::whole(ra, 2)), Operand::use_(pair)],
+        ));
+        implicit.push(Operand::use_(Reg::whole(ra, 2)));
+        let Some(results) = self.take_results(callee, rets, &mut implicit) else {
+            return true;
+        };
+        let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
+        ops.extend(implicit);
+        self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
+        for (dst, v, words) in results {
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(dst.vreg, words)),
+                    Operand::use_(Reg::whole(v, words)),
+                ],
+            ));
+            self.commit(dst);
+        }
+        true
+    }
+
+    /// The precoloured results of a call (from R4), added to its operands as definitions.
+    fn take_results(
+        &mut self,
+        callee: &str,
+        rets: &[ast::Name],
+        implicit: &mut Vec<Operand>,
+    ) -> Option<Vec<(super::Dst, VReg, u8)>> {
+        let mut results = Vec::new();
+        let mut next = FIRST_ARG;
+        for r in rets {
+            let op = ast::Operand::Expr(ast::Expr::Name {
+                name: r.clone(),
+                component: None,
+            });
+            let dst = self.dst(&op)?;
+            let words = self.f.vreg(dst.vreg).words;
+            if self.f.vreg(dst.vreg).class != RegClass::Gpr || words > 2 {
+                self.error(
+                    r.span,
+                    format!("ptxc cannot take `{}` from `{callee}` yet", r.text),
+                );
+                return None;
+            }
+            next = next.next_multiple_of(words);
+            if next + words - 1 > LAST_ARG {
+                self.error(
+                    r.span,
+                    format!("ptxc cannot take `{}` from `{callee}` yet", r.text),
+                );
+                return None;
+            }
+            let v = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((v, gpr(next)));
+            implicit.push(Operand::def(Reg::whole(v, words)));
+            results.push((dst, v, words));
+            next += words;
+        }
+        Some(results)
+    }
+
+    /// The start of a subroutine: its parameters arrive in R4 up, its return address in
+    /// R20:R21 (the convention of [`Cx::call_subroutine`]). `UNDEF`s of the precoloured
+    /// registers stand for the values the caller put there; they are copied into the
+    /// parameters' variables.
+    pub(super) fn subroutine_entry(&mut self, params: &[ast::Name]) {
+        let mut incoming = Vec::new();
+        let mut next = FIRST_ARG;
+        for p in params {
+            let op = ast::Operand::Expr(ast::Expr::Name {
+                name: p.clone(),
+                component: None,
+            });
+            let Some(dst) = self.dst(&op) else { return };
+            let words = self.f.vreg(dst.vreg).words;
+            if self.f.vreg(dst.vreg).class != RegClass::Gpr || words > 2 {
+                self.error(
+                    p.span,
+                    format!(
+                        "ptxc cannot take the parameter `{}` in registers yet",
+                        p.text
+                    ),
+                );
+                return;
+            }
+            next = next.next_multiple_of(words);
+            if next + words - 1 > LAST_ARG {
+                self.error(
+                    p.span,
+                    format!(
+                        "ptxc cannot take the parameter `{}`: parameters past R{LAST_ARG} go on \
+                         the stack, which ptxc does not implement",
+                        p.text
+                    ),
+                );
+                return;
+            }
+            let v = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((v, gpr(next)));
+            incoming.push((dst, v, words));
+            next += words;
+        }
+        let ra_in = self.new_vreg(RegClass::Gpr, 2);
+        self.f.fixed.push((ra_in, gpr(RETURN_ADDRESS)));
+        for &(_, v, words) in &incoming {
+            self.emit_unguarded(Inst::new(
+                "UNDEF",
+                &[],
+                vec![Operand::def(Reg::whole(v, words))],
+            ));
+        }
+        self.emit_unguarded(Inst::new(
+            "UNDEF",
+            &[],
+            vec![Operand::def(Reg::whole(ra_in, 2))],
+        ));
+        let ra = self.new_vreg(RegClass::Gpr, 2);
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![
+                Operand::def(Reg::whole(ra, 2)),
+                Operand::use_(Reg::whole(ra_in, 2)),
+            ],
+        ));
+        self.return_address = Some(ra);
+        for (dst, v, words) in incoming {
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(dst.vreg, words)),
+                    Operand::use_(Reg::whole(v, words)),
+                ],
+            ));
+            self.commit(dst);
+        }
+    }
+
+    /// `ret` in a subroutine: the results to R4 up, the return address back to R20:R21, then
+    /// `RET.REL.NODEC R20 0x0` (which reads them all).
+    pub(super) fn subroutine_return(&mut self) {
+        let Some(ra) = self.return_address else {
+            return;
+        };
+        let mut ops = Vec::new();
+        let mut next = FIRST_ARG;
+        for r in self.sub_results.clone() {
+            let Some((var, _)) = self.var(&r) else { return };
+            let value = self.read_var(var);
+            let words = value.count();
+            next = next.next_multiple_of(words);
+            let v = self.new_vreg(RegClass::Gpr, words);
+            self.f.fixed.push((v, gpr(next)));
+            self.emit_unguarded(Inst::new(
+                "COPY",
+                &[],
+                vec![Operand::def(Reg::whole(v, words)), Operand::use_(value)],
+            ));
+            ops.push(Operand::use_(Reg::whole(v, words)));
+            next += words;
+        }
+        let out = self.new_vreg(RegClass::Gpr, 2);
+        self.f.fixed.push((out, gpr(RETURN_ADDRESS)));
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![
+                Operand::def(Reg::whole(out, 2)),
+                Operand::use_(Reg::whole(ra, 2)),
+            ],
+        ));
+        ops.insert(0, Operand::use_(Reg::whole(out, 2)));
+        self.emit_unguarded(Inst::new("RET", &["REL", "NODEC"], ops));
     }
 }

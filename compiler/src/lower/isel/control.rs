@@ -51,7 +51,14 @@ impl Cx<'_> {
 
     pub(super) fn ret(&mut self, ins: &ast::Instruction) -> bool {
         if !self.f.is_entry && ins.opcode.text == "ret" {
-            self.emit(Inst::new("RET", &["REL", "NODEC"], vec![]));
+            if self.guard.is_some() {
+                self.error(
+                    ins.span,
+                    "ptxc cannot lower a guarded `ret` in a subroutine yet",
+                );
+                return true;
+            }
+            self.subroutine_return();
         } else {
             self.emit(Inst::new("EXIT", &[], vec![]));
         }

@@ -102,9 +102,19 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         uniform_cache: rustc_hash::FxHashMap::default(),
         explicit_cluster: plan.explicit_cluster,
         cluster_flag: None,
+        subroutines: std::mem::take(&mut plan.subroutines),
+        return_address: None,
+        sub_results: std::mem::take(&mut plan.sub_results),
     };
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
+    if !cx.f.is_entry {
+        let params = std::mem::take(&mut plan.sub_params);
+        // The parameters' scope.
+        cx.scope = 1;
+        cx.subroutine_entry(&params);
+        cx.scope = 0;
+    }
     for (i, block) in blocks.iter().enumerate() {
         let id = BlockId(i as u32);
         cx.cur = id;
@@ -134,13 +144,14 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
             .is_some_and(|i| i.is_terminator() && i.guard.is_none());
         if block.fallthrough.is_none() && !terminated {
             // Control runs off the end of the function: return.
-            let exit_inst = if cx.f.is_entry { "EXIT" } else { "RET" };
-            let inst = if exit_inst == "RET" {
-                Inst::new("RET", &["REL", "NODEC"], vec![])
+            if cx.f.is_entry {
+                cx.f.block_mut(exit)
+                    .insts
+                    .push(Inst::new("EXIT", &[], vec![]));
             } else {
-                Inst::new("EXIT", &[], vec![])
-            };
-            cx.f.block_mut(exit).insts.push(inst);
+                cx.cur = exit;
+                cx.subroutine_return();
+            }
         }
         if exit != id {
             // Selection split the block: the successors now hang off its last piece.
@@ -249,6 +260,12 @@ pub struct Cx<'p> {
     pub(super) explicit_cluster: bool,
     /// `c[0x0][0x140] == 1`, once computed.
     pub(super) cluster_flag: Option<VReg>,
+    /// The module's functions compiled as subroutines: a call to one is `CALL.REL`.
+    pub(super) subroutines: rustc_hash::FxHashSet<String>,
+    /// In a subroutine: its return address (a copy of what arrived in R20:R21) and its results,
+    /// which every `ret` passes back (`call.rs`).
+    pub(super) return_address: Option<VReg>,
+    pub(super) sub_results: Vec<Name>,
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in

@@ -1,0 +1,99 @@
+//! Linking subroutines into kernels, after the pass pipeline has run on every function.
+//!
+//! ptxas places a called `.func` in the `.text.<kernel>` section of each kernel that calls it,
+//! right after the kernel's code, one copy per kernel, reached with a PC-relative
+//! `CALL.REL.NOINC` and no relocation (`tests/sass-probes/ptx/funcs.ptx`). ptxc does the same
+//! with the subroutines it compiles (`inline::subroutines`): their allocated blocks are
+//! appended to the kernel's, in module order, and each `CALL.REL` naming a subroutine then
+//! targets its entry block. Emission lays the whole out as one function, so the scoreboard
+//! pass sees the calls and returns (`emit/scoreboard.rs`, `call_reads`).
+
+use super::Lowered;
+use crate::mir::{BlockId, Function, OpKind};
+
+/// Appends to every kernel the subroutines it reaches and points its calls at them.
+pub fn link(lowered: &mut Lowered) -> Result<(), String> {
+    let subs = std::mem::take(&mut lowered.subroutines);
+    if subs.is_empty() {
+        return Ok(());
+    }
+    for k in &mut lowered.module.functions {
+        // The subroutines the kernel reaches, through the calls of what it reaches.
+        let mut need = vec![false; subs.len()];
+        let mut work: Vec<&Function> = vec![&*k];
+        while let Some(f) = work.pop() {
+            for name in called(f) {
+                let Some(j) = subs.iter().position(|s| s.name == name) else {
+                    return Err(format!(
+                        "`{}` calls the subroutine `{name}`, which was not compiled",
+                        f.name
+                    ));
+                };
+                if !need[j] {
+                    need[j] = true;
+                    work.push(&subs[j]);
+                }
+            }
+        }
+        for (j, sub) in subs.iter().enumerate().filter(|(j, _)| need[*j]) {
+            let _ = j;
+            let base = k.blocks.len() as u32;
+            for b in &sub.blocks {
+                let mut b = b.clone();
+                b.fallthrough = b.fallthrough.map(|t| BlockId(t.0 + base));
+                for i in &mut b.insts {
+                    for o in &mut i.ops {
+                        if let OpKind::Block(t) = &mut o.kind {
+                            t.0 += base;
+                        }
+                    }
+                }
+                k.blocks.push(b);
+            }
+            k.subroutines
+                .push((BlockId(base), sub.name.clone(), sub.frame_bytes));
+        }
+        let entries = k.subroutines.clone();
+        for b in &mut k.blocks {
+            for i in &mut b.insts {
+                for o in &mut i.ops {
+                    if let OpKind::FuncAddr(name) = &o.kind
+                        && let Some((entry, _, _)) = entries.iter().find(|e| e.1 == *name)
+                    {
+                        o.kind = OpKind::Block(*entry);
+                    }
+                }
+            }
+            for i in b.insts.iter_mut().filter(|i| i.mnemonic == "CALL") {
+                for o in &mut i.ops {
+                    if let OpKind::Func(name) = &o.kind
+                        && let Some((entry, _, _)) = entries.iter().find(|e| e.1 == *name)
+                        && i.mods.contains(&"REL")
+                    {
+                        o.kind = OpKind::Block(*entry);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The subroutines a function calls (`CALL.REL` naming its callee) or takes the address of.
+fn called(f: &Function) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        let call = i.mnemonic == "CALL" && i.mods.contains(&"REL");
+        for o in &i.ops {
+            let n = match &o.kind {
+                OpKind::Func(n) if call => n,
+                OpKind::FuncAddr(n) => n,
+                _ => continue,
+            };
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    out
+}
