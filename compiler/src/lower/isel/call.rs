@@ -35,6 +35,26 @@ fn gpr(num: u8) -> PReg {
 }
 
 impl Cx<'_> {
+    /// A new value of `words` registers, precoloured to start at `R{at}` (an argument, a result
+    /// or a return address of the calling convention).
+    fn fixed_gpr(&mut self, words: u8, at: u8) -> VReg {
+        let v = self.new_vreg(RegClass::Gpr, words);
+        self.f.fixed.push((v, gpr(at)));
+        v
+    }
+
+    /// `value` copied into registers precoloured to start at `R{at}`.
+    fn copy_to_fixed(&mut self, value: Reg, at: u8) -> VReg {
+        let words = value.count();
+        let v = self.fixed_gpr(words, at);
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![Operand::def(Reg::whole(v, words)), Operand::use_(value)],
+        ));
+        v
+    }
+
     /// `call (ret), f, (args)` to an external function, after `inline.rs` turned its `.param`
     /// slots into registers.
     pub(super) fn call(&mut self, ins: &ast::Instruction) -> bool {
@@ -129,18 +149,11 @@ impl Cx<'_> {
                 );
                 return true;
             }
-            let p = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((p, gpr(next)));
-            self.emit_unguarded(Inst::new(
-                "COPY",
-                &[],
-                vec![Operand::def(Reg::whole(p, words)), Operand::use_(value)],
-            ));
+            let p = self.copy_to_fixed(value, next);
             implicit.push(Operand::use_(Reg::whole(p, words)));
             next += words;
         }
-        let ra = self.new_vreg(RegClass::Gpr, 2);
-        self.f.fixed.push((ra, gpr(RETURN_ADDRESS)));
+        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
         // The return address is patched in at emission: the instruction after the CALL.
         self.emit_unguarded(Inst::new(
             "LEPC",
@@ -167,8 +180,7 @@ impl Cx<'_> {
                 return true;
             }
             next = next.next_multiple_of(words);
-            let v = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((v, gpr(next)));
+            let v = self.fixed_gpr(words, next);
             implicit.push(Operand::def(Reg::whole(v, words)));
             results.push((dst, v, words));
             next += words;
@@ -223,13 +235,7 @@ impl Cx<'_> {
                 );
                 return None;
             }
-            let p = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((p, gpr(next)));
-            self.emit_unguarded(Inst::new(
-                "COPY",
-                &[],
-                vec![Operand::def(Reg::whole(p, words)), Operand::use_(value)],
-            ));
+            let p = self.copy_to_fixed(value, next);
             implicit.push(Operand::use_(Reg::whole(p, words)));
             next += words;
         }
@@ -265,8 +271,7 @@ impl Cx<'_> {
             ],
         ));
         let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
-        let ra = self.new_vreg(RegClass::Gpr, 2);
-        self.f.fixed.push((ra, gpr(RETURN_ADDRESS)));
+        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],
@@ -324,8 +329,7 @@ impl Cx<'_> {
                 );
                 return None;
             }
-            let v = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((v, gpr(next)));
+            let v = self.fixed_gpr(words, next);
             implicit.push(Operand::def(Reg::whole(v, words)));
             results.push((dst, v, words));
             next += words;
@@ -369,13 +373,11 @@ impl Cx<'_> {
                 );
                 return;
             }
-            let v = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((v, gpr(next)));
+            let v = self.fixed_gpr(words, next);
             incoming.push((dst, v, words));
             next += words;
         }
-        let ra_in = self.new_vreg(RegClass::Gpr, 2);
-        self.f.fixed.push((ra_in, gpr(RETURN_ADDRESS)));
+        let ra_in = self.fixed_gpr(2, RETURN_ADDRESS);
         for &(_, v, words) in &incoming {
             self.emit_unguarded(Inst::new(
                 "UNDEF",
@@ -424,18 +426,11 @@ impl Cx<'_> {
             let value = self.read_var(var);
             let words = value.count();
             next = next.next_multiple_of(words);
-            let v = self.new_vreg(RegClass::Gpr, words);
-            self.f.fixed.push((v, gpr(next)));
-            self.emit_unguarded(Inst::new(
-                "COPY",
-                &[],
-                vec![Operand::def(Reg::whole(v, words)), Operand::use_(value)],
-            ));
+            let v = self.copy_to_fixed(value, next);
             ops.push(Operand::use_(Reg::whole(v, words)));
             next += words;
         }
-        let out = self.new_vreg(RegClass::Gpr, 2);
-        self.f.fixed.push((out, gpr(RETURN_ADDRESS)));
+        let out = self.fixed_gpr(2, RETURN_ADDRESS);
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],
