@@ -317,6 +317,22 @@ impl Cx<'_> {
         true
     }
 
+    /// Whether the size operand `n` of `what` is the constant 128 (a tensor map's size, the only
+    /// one PTX allows today); an error naming `what` otherwise.
+    fn tensormap_size_128(&mut self, n: &ast::Operand, what: &str) -> bool {
+        let size = match n {
+            ast::Operand::Expr(e) => crate::frontend::check::eval_const(e),
+            _ => None,
+        };
+        if size != Some(128) {
+            self.error(
+                n.span(),
+                format!("ptxc cannot lower `{what}` of a size other than 128"),
+            );
+        }
+        size == Some(128)
+    }
+
     /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.<scope>
     /// .sync.aligned [g], [s], 128`: each lane copies one word (probe, every scope alike):
     ///
@@ -329,15 +345,7 @@ impl Cx<'_> {
         let [g, s, n] = op.operands() else {
             return false;
         };
-        let size = match n {
-            ast::Operand::Expr(e) => crate::frontend::check::eval_const(e),
-            _ => None,
-        };
-        if size != Some(128) {
-            self.error(
-                n.span(),
-                "ptxc cannot lower `tensormap.cp_fenceproxy` of a size other than 128",
-            );
+        if !self.tensormap_size_128(n, "tensormap.cp_fenceproxy") {
             return true;
         }
         let Some(gaddr) = self.addr(g) else {
@@ -453,15 +461,7 @@ impl Cx<'_> {
         let [g, n] = op.operands() else {
             return false;
         };
-        let size = match n {
-            ast::Operand::Expr(e) => crate::frontend::check::eval_const(e),
-            _ => None,
-        };
-        if size != Some(128) {
-            self.error(
-                n.span(),
-                "ptxc cannot lower `fence.proxy.tensormap::generic.acquire` of a size other than 128",
-            );
+        if !self.tensormap_size_128(n, "fence.proxy.tensormap::generic.acquire") {
             return true;
         }
         let Some(a) = self.addr(g) else {
