@@ -212,14 +212,12 @@ pub fn encode(
         .module
         .functions
         .iter()
-        .map(|f| crate::emit::sass::encode_function_with(f, opts))
-        .collect::<Result<Vec<_>, String>>()
-        .map_err(|e| {
-            vec![Diagnostic::error(
-                crate::frontend::ast::Span::default(),
-                format!("internal error: {e}"),
-            )]
+        .map(|f| {
+            // A function that cannot be emitted is reported at its name.
+            crate::emit::sass::encode_function_with(f, opts)
+                .map_err(|e| vec![Diagnostic::error(f.span, format!("internal error: {e}"))])
         })
+        .collect()
 }
 
 /// Stage 4, the cubin: the model of the compiled module ([`crate::emit::build`]), then the

@@ -835,6 +835,7 @@ pub fn lower_function(
         plan.sub_results = names(&f.returns);
     }
     let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
+    mf.span = f.name.span;
     // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
     if let Some(n) = f
         .directives

@@ -498,6 +498,9 @@ pub struct Block {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     pub name: String,
+    /// Where the function's name is in the PTX (what a diagnostic about the whole function
+    /// points at; the default span for functions made by tests).
+    pub span: crate::frontend::ast::Span,
     pub is_entry: bool,
     /// Blocks in layout order; `blocks[0]` is the entry.
     pub blocks: Vec<Block>,
@@ -525,6 +528,7 @@ impl Function {
     pub fn new(name: impl Into<String>, is_entry: bool) -> Function {
         Function {
             name: name.into(),
+            span: crate::frontend::ast::Span::default(),
             is_entry,
             blocks: vec![Block::default()],
             vregs: Vec::new(),
