@@ -131,10 +131,8 @@ pub fn lower_with(
         .chain(lowered.subroutines.iter_mut())
     {
         if let Err(e) = crate::passes::run(f, passes, opts, &mut report) {
-            return Err(vec![Diagnostic::error(
-                crate::frontend::ast::Span::default(),
-                e.to_string(),
-            )]);
+            // Reported at the function's name.
+            return Err(vec![Diagnostic::error(f.span, e.to_string())]);
         }
     }
     // Subroutines join the kernels that call them once registers are allocated.

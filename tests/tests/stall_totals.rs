@@ -187,13 +187,13 @@ fn static_stall_cycles_against_ptxas() {
     assert!(per.len() >= 100, "too few kernels compared: {}", per.len());
     // Ceilings: the figures reached, plus a margin. Lower them as the back end improves.
     let ratio = tc as f64 / ta as f64;
-    // Measured 1.36 over 234 kernels (2026-12-01). The two pyptx matmul_tma kernels that
-    // compile since fp8 wgmma is lowered (`lower/isel/wgmma.rs`) stall 9 305 cycles against
-    // ptxas's 3 828: ptxc serializes their QGMMAs (each waited for at once) where ptxas
-    // pipelines them. Without those two: 1.05 over 232, as before. (The 1.00 reached earlier
+    // Measured 1.18 over 233 kernels (2026-12-01). The pyptx matmul_tma_v35 kernel, which
+    // compiles since fp8 wgmma is lowered (`lower/isel/wgmma.rs`), stalls 3 880 cycles against
+    // ptxas's 1 816: ptxc serializes its QGMMAs (each waited for at once) where ptxas pipelines
+    // them. Without it: 1.05 over 232, as before. (The 1.00 reached earlier
     // came partly from the two `.target …, debug` ZLUDA modules, which ptxc compiled as
     // optimized code against ptxas's serial debug code; both now compile debug code.)
-    assert!(ratio <= 1.37, "ptxc's code stalls {ratio:.2}x ptxas's");
+    assert!(ratio <= 1.19, "ptxc's code stalls {ratio:.2}x ptxas's");
     // The scheduler exists to hide latency: with it, fewer stall cycles than without.
     if sched_kernels == per.len() {
         assert!(
