@@ -11,6 +11,7 @@ use super::isa::{Form, Isa, OperandKind, TypeRef};
 use super::types::{Kind, Ty};
 use crate::diag::Diagnostic;
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 /// The `-arch` the module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1293,8 +1294,9 @@ impl Checker {
             .to(mods.last().map_or(ins.opcode.span, |m| m.span));
 
         // Types and the other modifiers, in the order written.
-        let mut types: Vec<(Ty, Span)> = Vec::new();
-        let mut others: Vec<&Name> = Vec::new();
+        // Per instruction: kept on the stack (an instruction has a handful of modifiers).
+        let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
+        let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
         for m in mods {
             if let Some(t) = Ty::parse(&m.text) {
                 types.push((t, m.span));
@@ -1311,7 +1313,7 @@ impl Checker {
         }
 
         let type_fits = |f: &Form| f.types_fit(types.iter().map(|(t, _)| t.name));
-        let candidates: Vec<&Form> = forms.iter().filter(|f| type_fits(f)).collect();
+        let candidates: SmallVec<[&Form; 8]> = forms.iter().filter(|f| type_fits(f)).collect();
         if candidates.is_empty() {
             let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
             let span = types.first().map_or(opcode_span, |(_, s)| *s);
@@ -1427,7 +1429,7 @@ impl Checker {
         );
         // With fewer operands than listed, the last optional positions are the missing ones
         // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`).
-        let mut specs: Vec<&super::isa::OperandSpec> = chosen.operands.iter().collect();
+        let mut specs: SmallVec<[&super::isa::OperandSpec; 8]> = chosen.operands.iter().collect();
         let mut missing = max.saturating_sub(n);
         while missing > 0 {
             match specs.iter().rposition(|s| s.optional) {
@@ -1512,7 +1514,7 @@ impl Checker {
         opcode: &str,
         all: &[Form],
     ) -> Option<(Span, String)> {
-        let mut used: Vec<Option<&Name>> = vec![None; form.groups.len()];
+        let mut used: SmallVec<[Option<&Name>; 8]> = smallvec::smallvec![None; form.groups.len()];
         let type_text = || -> String { types.iter().map(|(t, _)| t.to_string()).collect() };
         for m in mods {
             if form.fixed.contains(&m.text.as_str()) {

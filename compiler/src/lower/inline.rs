@@ -133,6 +133,9 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
         })
         .collect();
     let mut out = FxHashSet::default();
+    if funcs.is_empty() {
+        return out;
+    }
     // A function whose address is taken (zluda `func_ptr`: `mov.u64 %rd, foobar`) needs code of
     // its own, at an address.
     for i in &module.items {
@@ -140,8 +143,8 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
             && let Some(b) = &f.body
         {
             let mut named = Vec::new();
-            address_taken(&b.stmts, &mut named);
-            out.extend(named.into_iter().filter(|n| funcs.contains_key(n.as_str())));
+            address_taken(&b.stmts, &|n| funcs.contains_key(n), &mut named);
+            out.extend(named.into_iter().map(str::to_string));
         }
     }
     for &start in funcs.keys() {
@@ -160,24 +163,25 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
     out
 }
 
-/// The names used as operands of instructions other than `call` (function addresses among
-/// them).
-fn address_taken(stmts: &[Stmt], out: &mut Vec<String>) {
-    fn expr(e: &Expr, out: &mut Vec<String>) {
+/// The functions (names for which `is_func` holds) used as operands of instructions other than
+/// `call`, in order of mention: their addresses are taken. Every operand of every instruction is
+/// visited, so nothing is copied.
+fn address_taken<'a>(stmts: &'a [Stmt], is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
+    fn expr<'a>(e: &'a Expr, is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
         match e {
-            Expr::Name { name, .. } => out.push(name.text.clone()),
+            Expr::Name { name, .. } if is_func(&name.text) => out.push(&name.text),
             Expr::Binary { lhs, rhs, .. } => {
-                expr(lhs, out);
-                expr(rhs, out);
+                expr(lhs, is_func, out);
+                expr(rhs, is_func, out);
             }
             _ => {}
         }
     }
-    fn operand(o: &Operand, out: &mut Vec<String>) {
+    fn operand<'a>(o: &'a Operand, is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
         match o {
-            Operand::Expr(e) => expr(e, out),
+            Operand::Expr(e) => expr(e, is_func, out),
             Operand::List(items, _) | Operand::Address(items, _) => {
-                items.iter().for_each(|i| operand(i, out));
+                items.iter().for_each(|i| operand(i, is_func, out));
             }
             _ => {}
         }
@@ -185,9 +189,9 @@ fn address_taken(stmts: &[Stmt], out: &mut Vec<String>) {
     for s in stmts {
         match s {
             Stmt::Instr(i) if i.opcode.text != "call" => {
-                i.operands.iter().for_each(|o| operand(o, out));
+                i.operands.iter().for_each(|o| operand(o, is_func, out));
             }
-            Stmt::Block(b) => address_taken(&b.stmts, out),
+            Stmt::Block(b) => address_taken(&b.stmts, is_func, out),
             _ => {}
         }
     }
@@ -216,10 +220,10 @@ pub fn called_subroutines(f: &Function, subroutines: &FxHashSet<String>) -> Vec<
     if let Some(b) = &f.body {
         walk(&b.stmts, subroutines, &mut out);
         let mut named = Vec::new();
-        address_taken(&b.stmts, &mut named);
+        address_taken(&b.stmts, &|n| subroutines.contains(n), &mut named);
         for n in named {
-            if subroutines.contains(&n) && !out.contains(&n) {
-                out.push(n);
+            if !out.iter().any(|o| o == n) {
+                out.push(n.to_string());
             }
         }
     }

@@ -334,26 +334,25 @@ impl Operand {
             }))
     }
 
-    /// The registers of the operand, mutably (for renaming and allocation).
-    pub fn regs_mut(&mut self) -> Vec<&mut Reg> {
-        match &mut self.kind {
-            OpKind::Reg(r) => vec![&mut r.reg],
-            OpKind::CBank { base: Some(b), .. } => vec![b],
-            OpKind::Mem { prefix, terms } => {
-                let mut v: Vec<&mut Reg> = Vec::new();
-                if let MemPrefix::Desc(r) = prefix {
-                    v.push(r);
-                }
-                for t in terms {
-                    if let MemTerm::Reg(r, _) = t {
-                        v.push(r);
-                    }
-                }
-                v
-            }
-            OpKind::PhiArg(_, r) | OpKind::Prior(r) => vec![r],
-            _ => Vec::new(),
-        }
+    /// The registers of the operand, mutably (for renaming and allocation); like
+    /// [`Operand::regs`], without allocating.
+    pub fn regs_mut(&mut self) -> impl Iterator<Item = &mut Reg> + '_ {
+        let (first, terms): (Option<&mut Reg>, &mut [MemTerm]) = match &mut self.kind {
+            OpKind::Reg(r) => (Some(&mut r.reg), &mut []),
+            OpKind::CBank { base: Some(b), .. } => (Some(b), &mut []),
+            OpKind::Mem { prefix, terms } => match prefix {
+                MemPrefix::Desc(r) => (Some(r), terms),
+                _ => (None, terms),
+            },
+            OpKind::PhiArg(_, r) | OpKind::Prior(r) => (Some(r), &mut []),
+            _ => (None, &mut []),
+        };
+        first
+            .into_iter()
+            .chain(terms.iter_mut().filter_map(|t| match t {
+                MemTerm::Reg(r, _) => Some(r),
+                _ => None,
+            }))
     }
 }
 

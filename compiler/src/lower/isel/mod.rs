@@ -273,8 +273,9 @@ pub struct Cx<'p> {
 pub struct PtxOp<'i> {
     pub ins: &'i ast::Instruction,
     pub opcode: &'i str,
-    pub types: Vec<Ty>,
-    pub flags: Vec<&'i str>,
+    /// Small, on the stack: built for every instruction.
+    pub types: smallvec::SmallVec<[Ty; 4]>,
+    pub flags: smallvec::SmallVec<[&'i str; 8]>,
 }
 
 impl PtxOp<'_> {
