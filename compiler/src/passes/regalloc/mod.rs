@@ -1132,4 +1132,47 @@ mod tests {
         );
         assert_eq!(aligned_runs(&mask(&[1, 1, 1])), vec![(0, 2), (2, 1)]);
     }
+
+    /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
+    /// definition and per use (before, one `STL.128` stored only its first four words).
+    #[test]
+    fn a_wide_tuple_spills_as_aligned_quads() {
+        let mut f = pressure(2, 32);
+        let mut insts: Vec<Inst> = f.blocks[0].insts[..2].to_vec();
+        let tuples: Vec<VReg> = (0..4).map(|_| f.new_vreg(RegClass::Gpr, 8, None)).collect();
+        for t in &tuples {
+            insts.push(Inst::new(
+                "WIDE",
+                &[],
+                vec![Operand::def(Reg::whole(*t, 8)), Operand::imm(1)],
+            ));
+        }
+        for t in tuples.iter().rev() {
+            insts.push(Inst::new(
+                "READ",
+                &[],
+                vec![Operand::use_(Reg::whole(*t, 8))],
+            ));
+        }
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        let a = allocate(&mut f).unwrap();
+        checker::check(&f, &a).unwrap();
+        let insts = &f.blocks[0].insts;
+        let count = |m: &str| {
+            insts
+                .iter()
+                .filter(|i| i.mnemonic == m && i.mods == ["128"])
+                .count()
+        };
+        let spilled = a.slots.len();
+        assert!(spilled > 0, "four 8-word tuples in R0-R29 must spill");
+        assert_eq!(count("STL"), 2 * spilled);
+        assert_eq!(count("LDL"), 2 * spilled);
+        assert!(
+            insts
+                .iter()
+                .all(|i| !matches!(i.mnemonic, "STL" | "LDL") || i.mods == ["128"])
+        );
+    }
 }
