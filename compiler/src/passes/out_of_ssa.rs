@@ -8,7 +8,8 @@
 //!    reads, and a cycle goes through one temporary (the "swap" problem).
 //! 3. A guarded instruction's `{prior v}` operand becomes `COPY d <- v` before it: the
 //!    destination starts with the old value and the instruction overwrites it where the guard
-//!    holds.
+//!    holds. (A warpgroup matrix multiply's accumulator input is a `{prior}` too; its copy goes
+//!    before the `WARPGROUP.ARRIVE` in front of it.)
 
 use super::Pass;
 use crate::mir::cfg::Cfg;
@@ -167,6 +168,20 @@ fn copy(d: Reg, s: Reg) -> Inst {
     Inst::new("COPY", &[], vec![Operand::def(d), Operand::use_(s)])
 }
 
+/// Whether `inst` is a warpgroup matrix multiply (`QGMMA`, `HGMMA`) right after its
+/// `WARPGROUP.ARRIVE` (`wgmma.fence`, `lower/isel/wgmma.rs`). PTX requires that fence between
+/// any register write and the `wgmma.mma_async` reading that register, and ptxas keeps every
+/// vector register write before it: in every GMMA of the ptxas listings in `tests/golden/ptxas`
+/// only uniform-datapath instructions (`UMOV`, `UIADD3`, `USHF`) come between the two. So the copy
+/// that gives the accumulator its prior value goes before the fence, and with it any reload the
+/// register allocator inserts for that copy (pyptx `matmul_tma_v34`, whose accumulators spill).
+fn follows_its_fence(inst: &Inst, before: &[Inst]) -> bool {
+    matches!(inst.mnemonic, "QGMMA" | "HGMMA")
+        && before
+            .last()
+            .is_some_and(|i| i.mnemonic == "WARPGROUP" && i.mods.first() == Some(&"ARRIVE"))
+}
+
 fn expand_priors(f: &mut Function) {
     for block in &mut f.blocks {
         let mut out = Vec::with_capacity(block.insts.len());
@@ -195,7 +210,10 @@ fn expand_priors(f: &mut Function) {
                         .iter()
                         .any(|i: &Inst| i.mnemonic == "COPY" && i.defs().next() == Some(whole));
                     if !already {
-                        out.push(copy(whole, *prior));
+                        // The accumulator of a tensor-core instruction is written before the
+                        // `WARPGROUP.ARRIVE` that precedes it, not between the two (below).
+                        let at = out.len() - usize::from(follows_its_fence(&inst, &out));
+                        out.insert(at, copy(whole, *prior));
                     }
                     // `@!p INST d, Prior(p)`: after the copy the guard may read `d` (the same
                     // value), so that `p` dies at the copy and `d` can take its register

@@ -48,8 +48,12 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn orig(&self, v: VReg) -> VReg {
-        self.alloc.alias.get(&v).copied().unwrap_or(v)
+    /// The value word `w` of `v` stands for (a spill temporary: a word of the spilled value).
+    fn orig(&self, v: VReg, w: u8) -> Value {
+        match self.alloc.alias.get(&v) {
+            Some(&(o, base)) => (o, base + w),
+            None => (v, w),
+        }
     }
 
     /// The places of the words `first..first+count` of `r`.
@@ -63,7 +67,7 @@ impl Checker<'_> {
                     .map(|w| {
                         (
                             Place::Reg(base.class, base.num + w),
-                            Some((self.orig(vreg), w)),
+                            Some(self.orig(vreg, w)),
                         )
                     })
                     .collect()

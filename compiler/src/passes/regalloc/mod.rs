@@ -10,10 +10,11 @@
 //!    a value it is copied from or to, so the copy disappears. `R1` is never given out: it is
 //!    the stack pointer.
 //! 3. **Spill.** When no register is free, the interval among the active ones (and the new
-//!    one) that ends last goes to a stack slot: each definition is followed by an `STL` to the
-//!    slot and each use preceded by an `LDL` into a fresh short-lived register; then the scan
-//!    runs again. The frame grows by the slot; `R1` is lowered by the frame size in the
-//!    prologue.
+//!    one) that ends last goes to a stack slot: each definition is followed by an `STL` of the
+//!    words it writes and each use preceded by an `LDL` of the words it reads, into a fresh
+//!    short-lived register ([`spill`]); then the scan runs again. The frame grows by the slot;
+//!    `R1` is lowered by the frame size in the prologue. Spill temporaries and wgmma
+//!    accumulators are never spilled ([`unspillable`]).
 //! 4. **Calls** (`lower/isel/call.rs`). Precoloured values ([`Function::fixed`]: arguments,
 //!    results, the return address) get their register; no other value may take a register
 //!    while a precoloured value lives in it, and a value live across a `CALL` may not sit in a
@@ -33,7 +34,7 @@ use crate::mir::liveness::Liveness;
 use crate::mir::{
     BlockId, Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass, VReg,
 };
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -47,9 +48,9 @@ impl Pass for RegAlloc {
     fn run(&self, f: &mut Function) -> Result<(), String> {
         let result = allocate(f)?;
         // The checker runs in debug builds and tests, and in every build when the allocation
-        // spilled: spill code is where allocation bugs have hidden (pyptx `matmul_tma_v33`,
-        // whose fp8 wgmma accumulators spill, is refused by it rather than miscompiled), and
-        // functions that spill are rare.
+        // spilled: spill code is where allocation bugs have hidden (in pyptx `matmul_tma_v33`
+        // it found 64-bit values written a word at a time and stored whole after each word,
+        // which release builds had compiled to wrong code), and functions that spill are rare.
         if cfg!(debug_assertions)
             || result.spill_bytes > 0
             || std::env::var_os("PTXC_CHECK_REGALLOC").is_some()
@@ -66,8 +67,9 @@ impl Pass for RegAlloc {
 pub struct Allocation {
     /// The first physical register of every vreg (`None`: the vreg never appears).
     pub assignment: Vec<Option<PReg>>,
-    /// Spill temporaries → the vreg whose value they carry (for the checker).
-    pub alias: FxHashMap<VReg, VReg>,
+    /// Spill temporaries → the vreg whose value they carry and the word of it that is their
+    /// word 0 (for the checker).
+    pub alias: FxHashMap<VReg, (VReg, u8)>,
     /// Bytes of spill slots added to the frame.
     pub spill_bytes: u32,
     /// Slot offset (from R1) of every spilled vreg.
@@ -211,6 +213,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let iv = intervals(f);
     let hints = hints(f);
     let calls = call_points(f);
+    let pinned = unspillable(f);
     let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
     // Precoloured values, with their intervals.
     let fixed: Vec<(Interval, PReg, usize)> = f
@@ -339,7 +342,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             // No register: spill the current value, unless it is itself a spill temporary
             // (those live for one instruction); then evict the active values that end last
             // until its registers are free.
-            if chosen.is_none() && !is_spill_temp(f, cur.vreg) {
+            if chosen.is_none() && !pinned.contains(&cur.vreg) {
                 victims.push(cur.vreg);
                 continue;
             }
@@ -347,7 +350,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 let victim = owner
                     .iter()
                     .flatten()
-                    .filter(|(_, v)| !is_spill_temp(f, *v) && f.fixed_reg(*v).is_none())
+                    .filter(|(_, v)| !pinned.contains(v) && f.fixed_reg(*v).is_none())
                     .max_by_key(|(end, v)| (*end, v.0))
                     .copied();
                 let Some((_, v)) = victim else {
@@ -448,23 +451,48 @@ fn dedup(mut v: Vec<VReg>) -> Vec<VReg> {
     v
 }
 
-/// Spill temporaries have the hint `spill` and must not be spilled again.
-fn is_spill_temp(f: &Function, v: VReg) -> bool {
-    f.vreg(v).hint.as_deref() == Some("spill")
+/// The values that must stay in registers:
+///
+/// * spill temporaries (hint `spill`), which live for one instruction;
+/// * the accumulators of the tensor-core instructions that update them in place
+///   (`QGMMA`/`HGMMA`, `lower/isel/wgmma.rs`). Out of SSA form such an instruction only
+///   *defines* its tuple (the prior value became a `COPY` before it), so a reload before it
+///   would not be inserted, and a store after it would read registers the tensor core writes
+///   until `WARPGROUP.DEPBAR` (`emit::sass` refuses anything there). The values they are
+///   copied from and to spill instead.
+fn unspillable(f: &Function) -> FxHashSet<VReg> {
+    let mut out: FxHashSet<VReg> = (0..f.vregs.len() as u32)
+        .map(VReg)
+        .filter(|&v| f.vreg(v).hint.as_deref() == Some("spill"))
+        .collect();
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        if matches!(i.mnemonic, "QGMMA" | "HGMMA") {
+            out.extend(i.regs().filter_map(|r| r.reg.vreg()));
+        }
+    }
+    out
 }
 
 /// Moves `v` to a stack slot: every definition stores, every use reloads.
+///
+/// Only the words an instruction touches move: a 64-bit value is often written one word at a
+/// time (`IADD3` the low word, `IADD3.X` the high word), and storing the whole pair after each
+/// would store a word the instruction never wrote over the one an earlier store saved (pyptx
+/// `matmul_tma_v33`, refused by the checker: `STL.64 [R1+0x90]` read the high word from a
+/// register that held another value). Each instruction gets its own temporary covering the
+/// words it touches (one word, an aligned pair or quad, or the whole value); the words it reads
+/// are loaded before it and the words it writes stored after it, as naturally aligned
+/// `LDL`/`STL` of 32, 64 or 128 bits (a 32-word accumulator takes eight `.128`s). A guarded
+/// definition stores under the same guard: when the guard is false the slot keeps the old
+/// value, which an unguarded store of the temporary would overwrite.
 fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
     let words = f.vreg(v).words;
     let bytes = 4 * u32::from(words);
-    let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(bytes.min(16));
+    // Aligned for the widest access (a `.128` at a multiple of 16 bytes).
+    let align = bytes.next_power_of_two().min(16);
+    let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(align);
     alloc.spill_bytes = offset + bytes - f.frame_bytes;
     alloc.slots.insert(v, offset);
-    let width: &[&'static str] = match words {
-        1 => &[],
-        2 => &["64"],
-        _ => &["128"],
-    };
     let slot = |off: u32| {
         Operand::new(OpKind::Mem {
             prefix: MemPrefix::None,
@@ -480,58 +508,143 @@ fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
             ],
         })
     };
-    let original = alloc.alias.get(&v).copied().unwrap_or(v);
+    // The value (and word) `v` stands for, should `v` itself carry another (it never does:
+    // temporaries are not spilled).
+    let (original, shift0) = alloc.alias.get(&v).copied().unwrap_or((v, 0));
     for bi in 0..f.blocks.len() {
         let insts = std::mem::take(&mut f.blocks[bi].insts);
         let mut out = Vec::with_capacity(insts.len() + 4);
         for mut inst in insts {
-            let reads = inst.uses().any(|r| r.vreg() == Some(v));
-            let writes = inst.defs().any(|r| r.vreg() == Some(v));
-            if !reads && !writes {
+            let mut reads = vec![false; usize::from(words)];
+            let mut writes = vec![false; usize::from(words)];
+            for r in inst.regs() {
+                if let Reg::Virt { vreg, first, count } = r.reg
+                    && vreg == v
+                {
+                    let mask = if r.def { &mut writes } else { &mut reads };
+                    mask[usize::from(first)..usize::from(first + count)].fill(true);
+                }
+            }
+            let touched: Vec<bool> = reads.iter().zip(&writes).map(|(a, b)| *a || *b).collect();
+            if !touched.contains(&true) {
                 out.push(inst);
                 continue;
             }
             if inst.mnemonic == "UNDEF" {
                 continue;
             }
-            let temp = f.new_vreg(RegClass::Gpr, words, Some("spill".into()));
-            alloc.alias.insert(temp, original);
-            rename(&mut inst, v, temp);
-            if reads {
+            // A guard the instruction itself redefines cannot guard the store after it: load
+            // the words it writes first instead, so the store puts back the old value when the
+            // write does not happen.
+            let guard = inst.guard;
+            let guard_redefined =
+                guard.is_some_and(|g| inst.defs().any(|d| d.vreg().is_some() && d == g.pred));
+            if guard_redefined {
+                for (r, w) in reads.iter_mut().zip(&writes) {
+                    *r |= *w;
+                }
+            }
+            let (base, n) = temp_span(&touched);
+            let temp = f.new_vreg(RegClass::Gpr, n, Some("spill".into()));
+            alloc.alias.insert(temp, (original, shift0 + base));
+            rename(&mut inst, v, temp, base);
+            let part = |first: u8, count: u8| Reg::Virt {
+                vreg: temp,
+                first: first - base,
+                count,
+            };
+            for (first, count) in aligned_runs(&reads) {
                 out.push(Inst::new(
                     "LDL",
-                    width,
-                    vec![Operand::def(Reg::whole(temp, words)), slot(offset)],
+                    access_width(count),
+                    vec![
+                        Operand::def(part(first, count)),
+                        slot(offset + 4 * u32::from(first)),
+                    ],
                 ));
             }
             out.push(inst);
-            if writes {
-                out.push(Inst::new(
+            for (first, count) in aligned_runs(&writes) {
+                let mut st = Inst::new(
                     "STL",
-                    width,
-                    vec![slot(offset), Operand::use_(Reg::whole(temp, words))],
-                ));
+                    access_width(count),
+                    vec![
+                        slot(offset + 4 * u32::from(first)),
+                        Operand::use_(part(first, count)),
+                    ],
+                );
+                if !guard_redefined {
+                    st.guard = guard;
+                }
+                out.push(st);
             }
         }
         f.blocks[bi].insts = out;
     }
 }
 
-fn rename(inst: &mut Inst, from: VReg, to: VReg) {
+/// The words a spill temporary covers, as `(first, count)`, for an instruction touching the
+/// words `touched` of a spilled value: the smallest aligned one word, pair or quad holding them
+/// all (aligned within the value as the value is in the register file, so the instruction's
+/// 64- and 128-bit operands stay aligned), else the whole value.
+fn temp_span(touched: &[bool]) -> (u8, u8) {
+    let lo = touched.iter().position(|&t| t).unwrap_or(0);
+    let hi = touched.iter().rposition(|&t| t).unwrap_or(0);
+    for n in [1, 2, 4] {
+        if n <= touched.len() && lo / n == hi / n {
+            return ((lo - lo % n) as u8, n as u8);
+        }
+    }
+    (0, touched.len() as u8)
+}
+
+/// The words marked in `mask` as naturally aligned runs `(first, count)` of 4, 2 or 1 words
+/// (the `.128`, `.64` and 32-bit local accesses), largest first.
+fn aligned_runs(mask: &[bool]) -> Vec<(u8, u8)> {
+    let mut out = Vec::new();
+    let mut w = 0;
+    while w < mask.len() {
+        if !mask[w] {
+            w += 1;
+            continue;
+        }
+        let n = [4, 2, 1]
+            .into_iter()
+            .find(|&n| w % n == 0 && w + n <= mask.len() && mask[w..w + n].iter().all(|&m| m))
+            .expect("one word always fits");
+        out.push((w as u8, n as u8));
+        w += n;
+    }
+    out
+}
+
+/// The width modifier of a local load or store of `words` words.
+fn access_width(words: u8) -> &'static [&'static str] {
+    match words {
+        1 => &[],
+        2 => &["64"],
+        _ => &["128"],
+    }
+}
+
+/// Renames `from` to `to` in `inst`, whose word 0 is word `base` of `from`.
+fn rename(inst: &mut Inst, from: VReg, to: VReg, base: u8) {
     for o in &mut inst.ops {
         for r in o.regs_mut() {
-            if let Reg::Virt { vreg, .. } = r
+            if let Reg::Virt { vreg, first, .. } = r
                 && *vreg == from
             {
                 *vreg = to;
+                *first -= base;
             }
         }
     }
     if let Some(g) = &mut inst.guard
-        && let Reg::Virt { vreg, .. } = &mut g.pred
+        && let Reg::Virt { vreg, first, .. } = &mut g.pred
         && *vreg == from
     {
         *vreg = to;
+        *first -= base;
     }
 }
 
@@ -924,5 +1037,142 @@ mod tests {
             }
         }
         assert!(checker::check(&f, &a).is_err());
+    }
+
+    /// `n` pairs, each written one word at a time (`MOV lo; MOV hi`), then word 0 of every
+    /// other pair rewritten under `@P0`, then every pair stored: `2n` registers live at once.
+    fn pairs(n: usize, max_regs: u32) -> Function {
+        let mut f = pressure(2, max_regs);
+        let mut insts: Vec<Inst> = f.blocks[0].insts[..2].to_vec();
+        let (addr, desc) = match (insts[0].defs().next(), insts[1].defs().next()) {
+            (Some(a), Some(d)) => (a, d),
+            _ => unreachable!(),
+        };
+        let p = f.new_vreg(RegClass::Pred, 1, None);
+        insts.push(Inst::new(
+            "ISETP",
+            &["LT", "U32", "AND"],
+            vec![
+                Operand::def(Reg::whole(p, 1)),
+                Operand::def(Reg::phys(PReg::PT)),
+                Operand::use_(Reg::phys(PReg::RZ)),
+                Operand::imm(1),
+                Operand::use_(Reg::phys(PReg::PT)),
+            ],
+        ));
+        let vals: Vec<VReg> = (0..n).map(|_| f.new_vreg(RegClass::Gpr, 2, None)).collect();
+        let mov = |d: Reg, k: i64| Inst::new("MOV", &[], vec![Operand::def(d), Operand::imm(k)]);
+        for (i, v) in vals.iter().enumerate() {
+            insts.push(mov(Reg::word(*v, 0), 2 * i as i64));
+            insts.push(mov(Reg::word(*v, 1), 2 * i as i64 + 1));
+        }
+        for v in vals.iter().step_by(2) {
+            insts.push(mov(Reg::word(*v, 0), -1).guarded(Reg::whole(p, 1), false));
+        }
+        for (i, v) in vals.iter().enumerate().rev() {
+            insts.push(Inst::new(
+                "STG",
+                &["E", "64"],
+                vec![
+                    Operand::new(OpKind::Mem {
+                        prefix: MemPrefix::Desc(desc),
+                        terms: vec![MemTerm::Reg(addr, Some("64")), MemTerm::Imm(8 * i as i64)],
+                    }),
+                    Operand::use_(Reg::whole(*v, 2)),
+                ],
+            ));
+        }
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        f
+    }
+
+    #[test]
+    fn a_pair_written_a_word_at_a_time_spills_word_by_word() {
+        let mut f = pairs(24, 32);
+        let a = allocate(&mut f).unwrap();
+        assert!(a.spill_bytes > 0, "48 words in 30 registers must spill");
+        // Before: each MOV was followed by an `STL.64` of the whole pair, one word of which
+        // the MOV never wrote.
+        checker::check(&f, &a).unwrap();
+        let insts = &f.blocks[0].insts;
+        for (k, st) in insts
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.mnemonic == "STL")
+        {
+            let def = &insts[k - 1];
+            assert_eq!(st.mods.is_empty(), def.mnemonic == "MOV", "{def} / {st}");
+            // A store after a guarded definition is guarded the same way.
+            assert_eq!(st.guard, def.guard, "{def} / {st}");
+        }
+        assert!(
+            insts
+                .iter()
+                .any(|i| i.mnemonic == "STL" && i.guard.is_some())
+        );
+    }
+
+    #[test]
+    fn spill_temporaries_cover_the_words_touched() {
+        let mask = |m: &[u8]| m.iter().map(|&b| b == 1).collect::<Vec<bool>>();
+        assert_eq!(temp_span(&mask(&[0, 1])), (1, 1));
+        assert_eq!(temp_span(&mask(&[1, 1])), (0, 2));
+        assert_eq!(temp_span(&mask(&[0, 1, 1, 0])), (0, 4));
+        assert_eq!(temp_span(&mask(&[0, 0, 1, 1, 0, 0, 0, 0])), (2, 2));
+        assert_eq!(temp_span(&mask(&[0, 0, 0, 1, 1, 0, 0, 0])), (0, 8));
+        assert_eq!(temp_span(&mask(&[1, 0, 1])), (0, 3));
+        assert_eq!(
+            aligned_runs(&mask(&[1, 1, 1, 1, 1, 1, 1, 1])),
+            vec![(0, 4), (4, 4)]
+        );
+        assert_eq!(
+            aligned_runs(&mask(&[0, 1, 1, 1, 1, 1, 0, 1])),
+            vec![(1, 1), (2, 2), (4, 2), (7, 1)]
+        );
+        assert_eq!(aligned_runs(&mask(&[1, 1, 1])), vec![(0, 2), (2, 1)]);
+    }
+
+    /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
+    /// definition and per use (before, one `STL.128` stored only its first four words).
+    #[test]
+    fn a_wide_tuple_spills_as_aligned_quads() {
+        let mut f = pressure(2, 32);
+        let mut insts: Vec<Inst> = f.blocks[0].insts[..2].to_vec();
+        let tuples: Vec<VReg> = (0..4).map(|_| f.new_vreg(RegClass::Gpr, 8, None)).collect();
+        for t in &tuples {
+            insts.push(Inst::new(
+                "WIDE",
+                &[],
+                vec![Operand::def(Reg::whole(*t, 8)), Operand::imm(1)],
+            ));
+        }
+        for t in tuples.iter().rev() {
+            insts.push(Inst::new(
+                "READ",
+                &[],
+                vec![Operand::use_(Reg::whole(*t, 8))],
+            ));
+        }
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        let a = allocate(&mut f).unwrap();
+        checker::check(&f, &a).unwrap();
+        let insts = &f.blocks[0].insts;
+        let count = |m: &str| {
+            insts
+                .iter()
+                .filter(|i| i.mnemonic == m && i.mods == ["128"])
+                .count()
+        };
+        let spilled = a.slots.len();
+        assert!(spilled > 0, "four 8-word tuples in R0-R29 must spill");
+        assert_eq!(count("STL"), 2 * spilled);
+        assert_eq!(count("LDL"), 2 * spilled);
+        assert!(
+            insts
+                .iter()
+                .all(|i| !matches!(i.mnemonic, "STL" | "LDL") || i.mods == ["128"])
+        );
     }
 }
