@@ -65,11 +65,13 @@ impl super::Cx<'_> {
     ///
     /// * exponent 0 or 2047 (0x0f0–0x110): a NaN is quieted (`hi | 0x80000`), ±inf gives ±0,
     ///   ±0 gives ±inf, a subnormal is scaled by 2^54 (0x120–0x250);
-    /// * the operand's exponent is replaced by 1023's, so m ∈ [1, 2) (0x270–0x2a0); the seed is
+    /// * m = x·2^(1023 − e), e the operand's exponent field and x the operand (scaled by 2^54
+    ///   if subnormal), so m ∈ [1, 2) for a normal operand (0x270–0x2a0); the seed is
     ///   `{1, MUFU.RCP64H(m.hi)}`, refined by DFMA steps, the last in the rounding mode
-    ///   (0x2b0–0x340);
-    /// * the result's exponent `E` is put back (0x350–0x3d0) when it is a normal exponent;
-    ///   otherwise the result overflows or is subnormal, rounded by hand ([`Self::drcp_out`]).
+    ///   (0x2b0–0x340), giving q ≈ 1/m;
+    /// * `E` = exp(q) − e (+ 54 if scaled): when `E + 1023` is a normal exponent field it
+    ///   replaces q's (0x350–0x3d0); otherwise the result overflows or is subnormal, rounded by
+    ///   hand ([`Self::drcp_out`]).
     pub(super) fn drcp_directed(&mut self, a: Reg, mode: Directed) -> Reg {
         let res = self.f_var64("rcp");
         let x = self.f_var64("rcp.x");
