@@ -189,8 +189,9 @@ fn debug_sections_follow_ptxas() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// What ptxc still refuses in debug builds is an error naming it: labels of `.func`s that ptxc
-/// inlines (ptxas compiles them as functions of their own).
+/// What ptxc still refuses in debug builds is an error naming it: labels and `.local` variables
+/// (`__local_depotN`) of `.func`s that ptxc inlines (ptxas compiles them as functions of their
+/// own, each in its `.text.<name>` section with its symbol, `.nv.info.<name>` and frame).
 #[test]
 fn debug_sections_refuse_labels_of_inlined_functions() {
     let path = shared_dir().join("corpus/zluda/sm90a/_Z9vectorAddPKfS0_Pfi.ptx");
@@ -206,6 +207,15 @@ fn debug_sections_refuse_labels_of_inlined_functions() {
     assert!(
         msg.contains("vprintf") || msg.contains("func_begin0"),
         "{msg}"
+    );
+    let depot = d
+        .iter()
+        .map(|d| src.render(d))
+        .find(|m| m.contains("`__local_depot0`"))
+        .expect("an error for __local_depot0");
+    assert!(
+        depot.contains("a `.local` variable of `.func cudaMalloc`"),
+        "{depot}"
     );
 }
 

@@ -491,17 +491,41 @@ pub fn sections(
             params.insert(p.decl.name.text.clone(), *off);
         }
     }
-    // Labels of the functions that are not kernels (inlined into them).
+    // Labels and `.local` variables (the `__local_depotN` of a `-g` module) of the functions
+    // that are not kernels (inlined into them): why a debug section cannot name them.
     let mut other_labels = std::collections::HashMap::new();
     for item in &module.items {
         if let Item::Function(f) = item
             && let Some(b) = &f.body
             && !funcs.iter().any(|k| k.ast.name.text == f.name.text)
         {
+            let f = &f.name.text;
             let mut ls = Vec::new();
             labels(&b.stmts, &mut ls);
             for (l, _) in ls {
-                other_labels.insert(l, f.name.text.clone());
+                other_labels.insert(
+                    l,
+                    format!(
+                        ": it is a label of `.func {f}`, which ptxc inlines or drops (ptxas \
+                         compiles it as a function of its own)"
+                    ),
+                );
+            }
+            for st in &b.stmts {
+                if let Stmt::Var(v) = st
+                    && v.space == ast::Space::Local
+                {
+                    for d in &v.decls {
+                        other_labels.insert(
+                            d.name.text.clone(),
+                            format!(
+                                ": it is a `.local` variable of `.func {f}`, which ptxc inlines \
+                                 or drops (ptxas compiles it as a function of its own, with \
+                                 the variable in its stack frame)"
+                            ),
+                        );
+                    }
+                }
             }
         }
     }
@@ -573,13 +597,7 @@ pub fn sections(
                                 // (`.b64 debug_kernel_param_0` → 0x210).
                                 Some((i128::from(*off) + k) as u64)
                             } else {
-                                let why = match other_labels.get(n) {
-                                    Some(f) => format!(
-                                        ": it is a label of `.func {f}`, which ptxc inlines \
-                                         or drops (ptxas compiles it as a function of its own)"
-                                    ),
-                                    None => String::new(),
-                                };
+                                let why = other_labels.get(n).map_or("", String::as_str);
                                 diags.push(err(
                                     e.span(),
                                     format!(

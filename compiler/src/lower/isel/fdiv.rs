@@ -24,7 +24,7 @@ const QNAN: i64 = 0x7fff_ffff;
 
 impl Cx<'_> {
     /// A fresh mutable local (an SSA variable) of one 32-bit word.
-    fn f_var(&mut self, name: &str) -> Var {
+    pub(super) fn f_var(&mut self, name: &str) -> Var {
         self.ssa.new_var(VarInfo {
             class: RegClass::Gpr,
             words: 1,
@@ -32,17 +32,17 @@ impl Cx<'_> {
         })
     }
 
-    fn f_set(&mut self, v: Var, r: Reg) {
+    pub(super) fn f_set(&mut self, v: Var, r: Reg) {
         let vreg = r.vreg().expect("virtual");
         self.ssa.write(v, self.cur, vreg);
     }
 
-    fn f_get(&mut self, v: Var) -> Reg {
+    pub(super) fn f_get(&mut self, v: Var) -> Reg {
         self.read_var(v)
     }
 
     /// Ends the current block with `@[!]p BRA target`; continues in `next`.
-    fn f_br_if(&mut self, p: Reg, neg: bool, target: BlockId, next: BlockId) {
+    pub(super) fn f_br_if(&mut self, p: Reg, neg: bool, target: BlockId, next: BlockId) {
         let from = self.cur;
         self.emit_unguarded(
             Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(target))]).guarded(p, neg),
@@ -54,7 +54,7 @@ impl Cx<'_> {
     }
 
     /// Ends the current block with `BRA target`.
-    fn f_br(&mut self, target: BlockId) {
+    pub(super) fn f_br(&mut self, target: BlockId) {
         let from = self.cur;
         self.emit_unguarded(Inst::new(
             "BRA",
@@ -66,7 +66,7 @@ impl Cx<'_> {
     }
 
     /// Starts block `b`, which the current block falls into when `fall`.
-    fn f_start(&mut self, b: BlockId, fall: bool) {
+    pub(super) fn f_start(&mut self, b: BlockId, fall: bool) {
         if fall {
             let from = self.cur;
             self.f.block_mut(from).fallthrough = Some(b);
@@ -76,7 +76,7 @@ impl Cx<'_> {
     }
 
     /// `n` fresh blocks, in layout order.
-    fn f_blocks<const N: usize>(&mut self) -> [BlockId; N] {
+    pub(super) fn f_blocks<const N: usize>(&mut self) -> [BlockId; N] {
         std::array::from_fn(|_| BlockId(0)).map(|_: BlockId| self.fresh_block())
     }
 
@@ -436,8 +436,8 @@ impl Cx<'_> {
         self.f_get(res)
     }
 
-    /// `sqrt.rn.f32` and `rcp.rn.f64` here; the other IEEE reciprocals and roots are not
-    /// lowered yet.
+    /// `sqrt.rn.f32`, `rcp.rn.f64` and (`drcp.rs`) `rcp.{rz,rm,rp}.f64` here; the other IEEE
+    /// reciprocals and roots are not lowered yet.
     pub(super) fn ieee_rcp_sqrt(
         &mut self,
         ins: &ast::Instruction,
@@ -467,6 +467,22 @@ impl Cx<'_> {
             };
             let ra = self.a_reg64(va);
             let res = self.drcp_rn(ra);
+            let Some(dst) = self.dst(d) else { return false };
+            self.a_finish(dst, res);
+            return true;
+        }
+        if opcode == "rcp" && t.name == "f64" && flags.len() == 1 {
+            let Some(mode) = super::drcp::Directed::from_flag(flags[0]) else {
+                return false;
+            };
+            let [d, a] = &ins.operands[..] else {
+                return false;
+            };
+            let Some(va) = self.a_src(a, t) else {
+                return true;
+            };
+            let ra = self.a_reg64(va);
+            let res = self.drcp_directed(ra, mode);
             let Some(dst) = self.dst(d) else { return false };
             self.a_finish(dst, res);
             return true;
@@ -578,7 +594,7 @@ impl Cx<'_> {
     }
 
     /// A fresh two-word local.
-    fn f_var64(&mut self, name: &str) -> Var {
+    pub(super) fn f_var64(&mut self, name: &str) -> Var {
         self.ssa.new_var(VarInfo {
             class: RegClass::Gpr,
             words: 2,
@@ -587,7 +603,7 @@ impl Cx<'_> {
     }
 
     /// A pair {lo, hi} as a fresh 64-bit temporary.
-    fn f_pair(&mut self, lo: Operand, hi: Operand) -> Reg {
+    pub(super) fn f_pair(&mut self, lo: Operand, hi: Operand) -> Reg {
         let t = self.a_tmp64();
         self.a_put("MOV", &[], vec![df(super::arith::wd(t, 0)), lo]);
         self.a_put("MOV", &[], vec![df(super::arith::wd(t, 1)), hi]);

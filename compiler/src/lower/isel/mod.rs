@@ -14,6 +14,7 @@ mod cluster;
 mod cmp;
 mod control;
 mod convert;
+mod drcp;
 mod fdiv;
 mod float;
 mod idiv;
