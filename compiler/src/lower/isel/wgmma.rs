@@ -1,11 +1,14 @@
-//! Warpgroup matrix multiply (`wgmma.*`) on fp8 inputs, as QGMMA, with ptxas 13.1's
-//! instructions (probe `tests/sass-probes/ptx/wgmma.ptx`, pyptx/matmul_tma_v35_sm90a):
+//! Warpgroup matrix multiply (`wgmma.*`): fp8 inputs as QGMMA, f16/bf16 inputs as HGMMA, with
+//! ptxas 13.1's instructions (probes `tests/sass-probes/ptx/wgmma.ptx` and `hgmma.ptx`,
+//! pyptx/matmul_tma_v35_sm90a):
 //!
 //! | PTX | SASS |
 //! |---|---|
 //! | `wgmma.fence.sync.aligned` | `WARPGROUP.ARRIVE` |
 //! | `wgmma.mma_async.sync.aligned.m64nNk32.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2} {d…}, a, b, p, ±1, ±1` | `WARPGROUP.ARRIVE; QGMMA.64xNx32.<D>.<A>.<B> D, gdesc[UR], D[, UP], gsb0; WARPGROUP.DEPBAR.LE gsb0, 0x0` |
-//! | `wgmma.commit_group.sync.aligned` | nothing (the group's last QGMMA carries `gsb0`) |
+//! | `wgmma.mma_async.sync.aligned.m64nNk16.{f32,f16}.f16.f16 {d…}, a, b, p, ±1, ±1, tA, tB` | `… HGMMA.64xNx16.<D> D, gdesc[UR][.negA][.negB][.tnspA][.tnspB], D[, UP], gsb0 …` (bf16: `.BF16` after `<D>`) |
+//! | `wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d…}, {a0,a1,a2,a3}, b, p, ±1, ±1, tB` | `… HGMMA.64xNx16.F32 D, [-]R, gdesc[UR][.negB][.tnspB], D[, UP], gsb0 …` |
+//! | `wgmma.commit_group.sync.aligned` | nothing (the group's last GMMA carries `gsb0`) |
 //! | `wgmma.wait_group.sync.aligned N` | `WARPGROUP.DEPBAR.LE gsb0, N` |
 //!
 //! **ptxc serializes every wgmma**, as ptxas does when other instructions touch the
