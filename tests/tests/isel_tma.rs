@@ -1,6 +1,6 @@
-//! Tensor maps, TMA copies, mbarriers on per-thread addresses and fp8 wgmma, end to end
-//! (frontend → lower → encode), on the probes `tests/sass-probes/ptx/{tensormap,
-//! mbarrier_vector,wgmma}.ptx`:
+//! Tensor maps, TMA copies, mbarriers on per-thread addresses and fp8/f16/bf16 wgmma, end to
+//! end (frontend → lower → encode), on the probes `tests/sass-probes/ptx/{tensormap,
+//! mbarrier_vector,wgmma,hgmma}.ptx`:
 //!
 //! 1. ptxc's instructions of each construct are the recipe read off ptxas's output for the
 //!    probe (listed below, with the normalisation of [`norm`]);
@@ -236,6 +236,86 @@ fn wgmma_fp8_is_qgmma() {
     }
 }
 
+/// f16/bf16 wgmma: HGMMA with A from a descriptor or from registers, the scale-d predicate,
+/// negated and transposed inputs, an f16 accumulator set to zero (probe
+/// `tests/sass-probes/ptx/hgmma.ptx`; ptxas 13.1: `HGMMA.64x64x16.F32 R24, R60,
+/// gdesc[UR4].tnspB, R24, UP0`, `HGMMA.64x64x16.F32.BF16 R24, gdesc[UR8].negA.tnspA, R24`, …).
+#[test]
+fn wgmma_f16_is_hgmma() {
+    let keep = ["HGMMA"];
+    let want = [
+        "HGMMA.64x64x16.F16 R, gdesc[], RZ, !UPT",
+        "HGMMA.64x64x16.F32 R, gdesc[], R, UP",
+        "HGMMA.64x64x16.F32 R, gdesc[].negB.tnspB, R",
+        "HGMMA.64x64x16.F32 R, R, gdesc[].tnspB, R, UP",
+        "HGMMA.64x64x16.F32.BF16 R, -R, gdesc[].negB, R",
+        "HGMMA.64x64x16.F32.BF16 R, gdesc[].negA.tnspA, R",
+    ];
+    check("hgmma.ptx", &keep, &want);
+    // Every HGMMA is waited for before anything else runs (ptxc serializes); A in registers
+    // is a tuple of four.
+    let (_, text) = probe("hgmma.ptx");
+    let lines = ptxc_lines("hgmma.ptx", &text);
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("HGMMA") {
+            assert!(l.ends_with("gsb0"), "{l}");
+            assert_eq!(lines[i + 1], "WARPGROUP.DEPBAR.LE gsb0, 0x0");
+            assert_eq!(lines[i - 1], "WARPGROUP.ARRIVE");
+        }
+    }
+}
+
+/// An mbarrier ring indexed by the loop counter (pyptx/fa_ws_pingpong's producer loop):
+/// selection first takes the loop-header PHI of the address to be its value before the loop,
+/// finds that the loop changes it, and selects the function again with the address per thread
+/// (`[R+URZ]`, the form of `tests/sass-probes/ptx/mbarrier_vector.ptx`). ptxas keeps the loop
+/// counter in a uniform register (`ULEA UR7, UR5, UR6, 0x3; SYNCS.ARRIVE.TRANS64 RZ, [UR7],
+/// R3`), which ptxc does not yet do.
+#[test]
+fn mbarrier_ring_in_a_loop_is_per_thread() {
+    let text = r".version 8.7
+.target sm_90a
+.address_size 64
+
+.visible .entry ring(.param .u32 n)
+{
+  .reg .b32 %r<20>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bars[2];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, bars;
+  mbarrier.init.shared.b64 [%r2], 1;
+  mbarrier.init.shared.b64 [%r2+8], 1;
+  mov.b32 %r3, 0;
+  mov.b32 %r4, 0;
+$L_loop:
+  and.b32 %r5, %r3, 1;
+  shl.b32 %r6, %r5, 3;
+  add.s32 %r7, %r2, %r6;
+  mbarrier.arrive.expect_tx.shared.b64 _, [%r7], 16;
+  {
+  .reg .pred complete;
+  waitLoop:
+  mbarrier.try_wait.parity.shared.b64 complete, [%r7], %r4;
+  @!complete bra.uni waitLoop;
+  }
+  xor.b32 %r4, %r4, %r5;
+  add.s32 %r3, %r3, 1;
+  setp.lt.s32 %p1, %r3, %r1;
+  @%p1 bra $L_loop;
+  ret;
+}
+";
+    let lines = ptxc_lines("ring.ptx", text);
+    let on_ring: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("SYNCS.ARRIVE") || l.contains("TRYWAIT"))
+        .collect();
+    assert_eq!(on_ring.len(), 2, "{lines:#?}");
+    for l in on_ring {
+        assert!(l.contains("+URZ]"), "{l}");
+    }
+}
+
 /// What ptxc still refuses stays a clear error.
 #[test]
 fn unsupported_forms_are_errors() {
@@ -257,7 +337,18 @@ fn unsupported_forms_are_errors() {
         "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd1;",
     ));
     assert!(e.contains("tensormap.replace"), "{e}");
-    let e = err(k("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 \
-         {%f0,%f1,%f2,%f3}, %rd1, %rd1, 1, 1, 1, 0, 0;"));
+    let e = err(k("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 \
+         {%f0,%f1,%f2,%f3}, %rd1, %rd1, 1, 1, 1;"));
     assert!(e.contains("wgmma.mma_async"), "{e}");
+    let e = err(k("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 \
+         {%f0,%f1,%f2,%f3}, %rd1, %rd1, 1, 1, 1, 2, 0;"));
+    assert!(e.contains("0 or 1"), "{e}");
+    // An accumulator larger than the kernel's register budget.
+    let f32s: Vec<String> = (0..32).map(|i| format!("%f{i}")).collect();
+    let e = err(k(&format!(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{}}}, %rd1, %rd1, 0, 1, 1, 0, 0;",
+        f32s.join(",")
+    ))
+    .replace("(.param .u64 p)\n", "(.param .u64 p)\n.maxnreg 32\n"));
+    assert!(e.contains("32 accumulator registers do not fit"), "{e}");
 }

@@ -193,47 +193,48 @@ pub fn encode_function_with(
     ))
 }
 
-/// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
-/// index)` (index = the block's length: after its last instruction). Returns the function
-/// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
-/// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
-/// inserted before that position; the padding has none.
-/// A QGMMA writes its accumulators asynchronously: ptxc follows each with
-/// `WARPGROUP.DEPBAR.LE gsb0, 0x0` (`lower/isel/wgmma.rs`), and nothing may read or write those
-/// registers in between (a copy or spill the register allocator placed there would see the old
-/// values). An error names the function otherwise.
+/// A QGMMA/HGMMA writes its accumulators asynchronously, and an HGMMA with A in registers
+/// reads them asynchronously too: ptxc follows each with `WARPGROUP.DEPBAR.LE gsb0, 0x0`
+/// (`lower/isel/wgmma.rs`), and nothing may read or write the accumulators, or write A, in
+/// between (a copy or spill the register allocator placed there would see the old values or
+/// change the input). An error names the function otherwise.
 fn check_gmma_waits(f: &Function) -> Result<(), String> {
+    let gpr_range = |r: mir::Reg| match r {
+        mir::Reg::Phys { reg, count } if reg.class == RegClass::Gpr && !reg.is_zero() => {
+            Some(u32::from(reg.num)..u32::from(reg.num) + u32::from(count))
+        }
+        _ => None,
+    };
+    let meets =
+        |a: &std::ops::Range<u32>, b: &std::ops::Range<u32>| a.start < b.end && b.start < a.end;
     for b in &f.blocks {
         for (i, inst) in b.insts.iter().enumerate() {
-            if inst.mnemonic != "QGMMA" {
+            if !matches!(inst.mnemonic, "QGMMA" | "HGMMA") {
                 continue;
             }
-            let Some(mir::Reg::Phys { reg: d, count }) = inst.defs().next() else {
+            let Some(acc) = inst.defs().next().and_then(gpr_range) else {
                 return Err(format!(
-                    "`{}`: a QGMMA without allocated accumulators",
-                    f.name
+                    "`{}`: a {} without allocated accumulators",
+                    f.name, inst.mnemonic
                 ));
             };
-            let acc = u32::from(d.num)..u32::from(d.num) + u32::from(count);
-            let overlaps = |r: mir::Reg| match r {
-                mir::Reg::Phys { reg, count } if reg.class == RegClass::Gpr => {
-                    let n = u32::from(reg.num);
-                    n < acc.end && acc.start < n + u32::from(count)
-                }
-                _ => false,
-            };
+            // A in registers: the GPR operand after D.
+            let a = inst.ops.get(1).and_then(|o| match o.kind {
+                OpKind::Reg(r) if !r.def => gpr_range(r.reg),
+                _ => None,
+            });
             let mut waited = false;
             for next in &b.insts[i + 1..] {
                 if next.mnemonic == "WARPGROUP" && next.mods.first() == Some(&"DEPBAR") {
                     waited = true;
                     break;
                 }
-                if next
-                    .ops
-                    .iter()
-                    .flat_map(|o| o.regs())
-                    .any(|r| overlaps(r.reg))
-                {
+                let clash = next.ops.iter().flat_map(|o| o.regs()).any(|r| {
+                    gpr_range(r.reg).is_some_and(|g| {
+                        meets(&g, &acc) || (r.def && a.as_ref().is_some_and(|a| meets(&g, a)))
+                    })
+                });
+                if clash {
                     break;
                 }
             }
@@ -248,6 +249,11 @@ fn check_gmma_waits(f: &Function) -> Result<(), String> {
     Ok(())
 }
 
+/// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
+/// index)` (index = the block's length: after its last instruction). Returns the function
+/// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
+/// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
+/// inserted before that position; the padding has none.
 #[allow(clippy::type_complexity)]
 fn lay_out(
     f: &Function,
@@ -338,16 +344,20 @@ fn lay_out(
                     .iter()
                     .map(|o| operand(o, &starts))
                     .collect::<Result<Vec<_>, _>>()?;
-                // A QGMMA that accumulates in place has no C operand in MIR (so that the
-                // register allocator cannot give it registers of its own): C is D
-                // (`lower/isel/wgmma.rs`).
-                if mi.mnemonic == "QGMMA"
-                    && !matches!(mi.ops.get(2).map(|o| &o.kind),
+                // A QGMMA/HGMMA that accumulates in place has no C operand in MIR (so that the
+                // register allocator cannot give it registers of its own): C is D, after the
+                // descriptors, and after A when A is in registers (`lower/isel/wgmma.rs`).
+                let is_gpr = |o: Option<&mir::Operand>| {
+                    matches!(o.map(|o| &o.kind),
                         Some(OpKind::Reg(mir::RegRef { reg: mir::Reg::Phys { reg, .. }, .. }))
                             if reg.class == RegClass::Gpr)
+                };
+                let c_at = if is_gpr(mi.ops.get(1)) { 3 } else { 2 };
+                if matches!(mi.mnemonic, "QGMMA" | "HGMMA")
+                    && !is_gpr(mi.ops.get(c_at))
                     && let Some(d) = ops.first().cloned()
                 {
-                    ops.insert(2, d);
+                    ops.insert(c_at, d);
                 }
                 Instr::new(mi.mnemonic, &mi.mods, ops)
             };

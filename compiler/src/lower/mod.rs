@@ -455,6 +455,13 @@ pub struct Plan<'a> {
     /// convention (`isel/call.rs`).
     sub_params: Vec<ast::Name>,
     sub_results: Vec<ast::Name>,
+    /// Loop-header PHIs `(block, variable)` that selection must not take to be their value
+    /// from before the loop (`isel/uniform.rs`, `uniform_loop_phi`): an earlier attempt found
+    /// that the loop changes them.
+    refused_loop_phis: FxHashSet<(u32, u32)>,
+    /// The loop-header PHIs whose assumption selection found wrong (the attempt is refused
+    /// with an error and is retried without them).
+    failed_loop_phis: Vec<(u32, u32)>,
 }
 
 impl Plan<'_> {
@@ -531,6 +538,8 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         subroutines: FxHashSet::default(),
         sub_params: Vec::new(),
         sub_results: Vec::new(),
+        refused_loop_phis: FxHashSet::default(),
+        failed_loop_phis: Vec::new(),
     };
     // Module scope: globals and functions. Module-level `.shared` variables are placed once the
     // body's own `.shared` variables are (below), as ptxas lays out a kernel's window: the
@@ -817,14 +826,49 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
     }
 }
 
-/// Lowers one function: plan, then select block by block.
+/// Lowers one function: plan, then select block by block. Selection takes a loop-header PHI
+/// that feeds an mbarrier address to be its value from before the loop when it cannot see the
+/// back edges yet (`isel/uniform.rs`); when the loop turns out to change it (a ring of
+/// mbarriers indexed by the iteration, pyptx/fa_ws_pingpong), the function is selected again
+/// without that assumption, and the address is a per-thread one (`[R+URZ]`).
 pub fn lower_function(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
+    let mut refused = FxHashSet::default();
+    loop {
+        let mut table = bank4.clone();
+        match lower_function_once(f, globals, &mut table, subroutines, &refused) {
+            Ok(r) => {
+                *bank4 = table;
+                return Ok(r);
+            }
+            Err((diags, failed)) => {
+                let before = refused.len();
+                refused.extend(failed);
+                if refused.len() == before {
+                    *bank4 = table;
+                    return Err(diags);
+                }
+            }
+        }
+    }
+}
+
+/// One attempt of [`lower_function`], with the loop-header PHIs selection must not assume; on
+/// failure the diagnostics and the assumptions found wrong.
+#[allow(clippy::type_complexity)]
+fn lower_function_once(
+    f: &ast::Function,
+    globals: &FxHashMap<String, (Sym, Decl)>,
+    bank4: &mut Vec<String>,
+    subroutines: &FxHashSet<String>,
+    refused: &FxHashSet<(u32, u32)>,
+) -> Result<(Function, FrameInfo), (Vec<Diagnostic>, Vec<(u32, u32)>)> {
     let mut plan = plan(f, globals);
+    plan.refused_loop_phis = refused.clone();
     plan.bank4 = std::mem::take(bank4);
     plan.subroutines = subroutines.clone();
     if f.kind == FunctionKind::Func {
@@ -869,7 +913,7 @@ pub fn lower_function(
     isel::select(&mut plan, &mut mf);
     *bank4 = std::mem::take(&mut plan.bank4);
     if !plan.diags.is_empty() {
-        return Err(plan.diags);
+        return Err((plan.diags, plan.failed_loop_phis));
     }
     Ok((mf, plan.frame))
 }

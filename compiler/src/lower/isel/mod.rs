@@ -99,6 +99,8 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         word_def: rustc_hash::FxHashMap::default(),
         assumed_phis: Vec::new(),
         assume_loop_phis: false,
+        refused_loop_phis: &plan.refused_loop_phis,
+        failed_loop_phis: &mut plan.failed_loop_phis,
         cur_span: None,
         uniform_cache: rustc_hash::FxHashMap::default(),
         explicit_cluster: plan.explicit_cluster,
@@ -180,8 +182,10 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     for i in 0..cx.f.blocks.len() {
         cx.ssa.seal(cx.f, BlockId(i as u32));
     }
-    for (phi, x, span) in std::mem::take(&mut cx.assumed_phis) {
+    for (phi, x, span, at) in std::mem::take(&mut cx.assumed_phis) {
         if !cx.ssa.resolves_to(cx.f, phi, x) {
+            // `lower_function` selects the function again without this assumption.
+            cx.failed_loop_phis.push(at);
             cx.error(
                 span,
                 "ptxc cannot yet lower an mbarrier operation whose address changes in a loop",
@@ -249,7 +253,12 @@ pub struct Cx<'p> {
     /// PHIs of loop headers taken, while their block was unsealed, to be the value that enters
     /// the loop (`uniform.rs`), with the instruction that relied on it; checked once every
     /// block is sealed.
-    pub(super) assumed_phis: Vec<(VReg, VReg, Span)>,
+    /// With the loop header's block and variable.
+    pub(super) assumed_phis: Vec<(VReg, VReg, Span, (u32, u32))>,
+    /// Loop-header PHIs `(block, variable)` not to assume ([`crate::lower::Plan`]).
+    pub(super) refused_loop_phis: &'p rustc_hash::FxHashSet<(u32, u32)>,
+    /// The assumptions found wrong, for the next attempt.
+    pub(super) failed_loop_phis: &'p mut Vec<(u32, u32)>,
     /// Whether `uniform_of` may make such an assumption (set while resolving an operand that
     /// must be uniform and has no per-thread fallback).
     pub(super) assume_loop_phis: bool,

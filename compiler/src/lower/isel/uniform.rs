@@ -81,12 +81,18 @@ impl Cx<'_> {
     /// when the loop never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop
     /// on `[%r12]`) — and the assumption is checked once every block is sealed. Only where the
     /// operand must be uniform (an mbarrier address, [`Cx::assume_loop_phis`]): elsewhere a
-    /// value that is not provably uniform has a per-thread fallback.
+    /// value that is not provably uniform has a per-thread fallback. When the assumption was
+    /// found wrong (the loop changes the variable), `lower_function` selects the function
+    /// again with the PHI in `refused_loop_phis`, and the operand takes its per-thread form.
     fn uniform_loop_phi(&mut self, v: VReg, depth: u32) -> Option<VReg> {
         if !self.assume_loop_phis {
             return None;
         }
         let (b, var) = self.ssa.pending_phi(v)?;
+        let at = (b.0, var.0);
+        if self.refused_loop_phis.contains(&at) {
+            return None;
+        }
         let span = self.cur_span?;
         let preds = self.ssa.preds.get(b.0 as usize)?.clone();
         let mut known = None;
@@ -103,7 +109,7 @@ impl Cx<'_> {
         }
         let x = known?;
         let u = self.uniform_vreg(x, depth + 1)?;
-        self.assumed_phis.push((v, x, span));
+        self.assumed_phis.push((v, x, span, at));
         self.uniform_cache.insert(v, u);
         Some(u)
     }

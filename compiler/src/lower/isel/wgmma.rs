@@ -1,11 +1,14 @@
-//! Warpgroup matrix multiply (`wgmma.*`) on fp8 inputs, as QGMMA, with ptxas 13.1's
-//! instructions (probe `tests/sass-probes/ptx/wgmma.ptx`, pyptx/matmul_tma_v35_sm90a):
+//! Warpgroup matrix multiply (`wgmma.*`): fp8 inputs as QGMMA, f16/bf16 inputs as HGMMA, with
+//! ptxas 13.1's instructions (probes `tests/sass-probes/ptx/wgmma.ptx` and `hgmma.ptx`,
+//! pyptx/matmul_tma_v35_sm90a):
 //!
 //! | PTX | SASS |
 //! |---|---|
 //! | `wgmma.fence.sync.aligned` | `WARPGROUP.ARRIVE` |
 //! | `wgmma.mma_async.sync.aligned.m64nNk32.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2} {d…}, a, b, p, ±1, ±1` | `WARPGROUP.ARRIVE; QGMMA.64xNx32.<D>.<A>.<B> D, gdesc[UR], D[, UP], gsb0; WARPGROUP.DEPBAR.LE gsb0, 0x0` |
-//! | `wgmma.commit_group.sync.aligned` | nothing (the group's last QGMMA carries `gsb0`) |
+//! | `wgmma.mma_async.sync.aligned.m64nNk16.{f32,f16}.f16.f16 {d…}, a, b, p, ±1, ±1, tA, tB` | `… HGMMA.64xNx16.<D> D, gdesc[UR][.negA][.negB][.tnspA][.tnspB], D[, UP], gsb0 …` (bf16: `.BF16` after `<D>`) |
+//! | `wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d…}, {a0,a1,a2,a3}, b, p, ±1, ±1, tB` | `… HGMMA.64xNx16.F32 D, [-]R, gdesc[UR][.negB][.tnspB], D[, UP], gsb0 …` |
+//! | `wgmma.commit_group.sync.aligned` | nothing (the group's last GMMA carries `gsb0`) |
 //! | `wgmma.wait_group.sync.aligned N` | `WARPGROUP.DEPBAR.LE gsb0, N` |
 //!
 //! **ptxc serializes every wgmma**, as ptxas does when other instructions touch the
@@ -28,43 +31,68 @@ use crate::frontend::ast;
 use crate::frontend::types::Ty;
 use crate::mir::{Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
 
-/// The QGMMA shape modifier `64xNx32` (N a multiple of 8 up to 256).
-fn qgmma_shape(n: u32) -> Option<&'static str> {
-    const SHAPES: [&str; 32] = [
-        "64x8x32",
-        "64x16x32",
-        "64x24x32",
-        "64x32x32",
-        "64x40x32",
-        "64x48x32",
-        "64x56x32",
-        "64x64x32",
-        "64x72x32",
-        "64x80x32",
-        "64x88x32",
-        "64x96x32",
-        "64x104x32",
-        "64x112x32",
-        "64x120x32",
-        "64x128x32",
-        "64x136x32",
-        "64x144x32",
-        "64x152x32",
-        "64x160x32",
-        "64x168x32",
-        "64x176x32",
-        "64x184x32",
-        "64x192x32",
-        "64x200x32",
-        "64x208x32",
-        "64x216x32",
-        "64x224x32",
-        "64x232x32",
-        "64x240x32",
-        "64x248x32",
-        "64x256x32",
-    ];
-    (n.is_multiple_of(8) && (8..=256).contains(&n)).then(|| SHAPES[(n / 8 - 1) as usize])
+/// The GMMA shape modifiers `64xNxK` for N = 8, 16, …, 256 (index N/8 − 1).
+macro_rules! gmma_shapes {
+    ($k:literal) => {
+        gmma_shapes!(@ $k; 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120 128 136 144 152 160
+            168 176 184 192 200 208 216 224 232 240 248 256)
+    };
+    (@ $k:literal; $($n:literal)*) => {
+        [$(concat!("64x", $n, "x", $k)),*]
+    };
+}
+
+/// The shape modifier `64xNxK` (N a multiple of 8 up to 256; K 16 or 32).
+fn gmma_shape(n: u32, k: u32) -> Option<&'static str> {
+    const K16: [&str; 32] = gmma_shapes!(16);
+    const K32: [&str; 32] = gmma_shapes!(32);
+    let table = match k {
+        16 => &K16,
+        32 => &K32,
+        _ => return None,
+    };
+    (n.is_multiple_of(8) && (8..=256).contains(&n)).then(|| table[(n / 8 - 1) as usize])
+}
+
+/// What a `wgmma.mma_async` becomes: QGMMA (fp8 inputs, K = 32) or HGMMA (f16/bf16 inputs,
+/// K = 16), with the modifiers that name its input types.
+struct Gmma {
+    mnemonic: &'static str,
+    k: u32,
+    input_mods: Vec<&'static str>,
+}
+
+impl Gmma {
+    fn of(a: &str, b: &str) -> Option<Gmma> {
+        let fp8 = |t: &str| match t {
+            "e4m3" => Some("E4M3"),
+            "e5m2" => Some("E5M2"),
+            _ => None,
+        };
+        if let (Some(a), Some(b)) = (fp8(a), fp8(b)) {
+            return Some(Gmma {
+                mnemonic: "QGMMA",
+                k: 32,
+                input_mods: vec![a, b],
+            });
+        }
+        // HGMMA names bf16 inputs `.BF16` and f16 inputs not at all (probe
+        // `tests/sass-probes/ptx/hgmma.ptx`: `HGMMA.64x64x16.F32` for `.f32.f16.f16`,
+        // `HGMMA.64x64x16.F32.BF16` for `.f32.bf16.bf16`).
+        match (a, b) {
+            ("f16", "f16") => Some(Gmma {
+                mnemonic: "HGMMA",
+                k: 16,
+                input_mods: vec![],
+            }),
+            ("bf16", "bf16") => Some(Gmma {
+                mnemonic: "HGMMA",
+                k: 16,
+                input_mods: vec!["BF16"],
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl Cx<'_> {
@@ -181,6 +209,22 @@ impl Cx<'_> {
         }
     }
 
+    /// `imm-trans-a`/`imm-trans-b`: whether the matrix is transposed.
+    fn wgmma_transposed(&mut self, v: &ast::Operand) -> Option<bool> {
+        let k = match v {
+            ast::Operand::Expr(e) => crate::frontend::check::eval_const(e),
+            _ => None,
+        };
+        match k {
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            _ => {
+                self.error(v.span(), "ptxc expects 0 or 1 here");
+                None
+            }
+        }
+    }
+
     fn wgmma_mma_async(&mut self, op: &PtxOp<'_>) -> bool {
         if op.has(".sp") || op.has(".satfinite") {
             return false;
@@ -188,12 +232,7 @@ impl Cx<'_> {
         let [td, ta, tb] = op.types[..] else {
             return false;
         };
-        let fp8 = |t: &str| match t {
-            "e4m3" => Some("E4M3"),
-            "e5m2" => Some("E5M2"),
-            _ => None,
-        };
-        let (Some(a_ty), Some(b_ty)) = (fp8(ta.name), fp8(tb.name)) else {
+        let Some(gmma) = Gmma::of(ta.name, tb.name) else {
             return false;
         };
         let (d_ty, per_8) = match td.name {
@@ -206,7 +245,7 @@ impl Cx<'_> {
         };
         let Some(n) = shape
             .strip_prefix(".m64n")
-            .and_then(|s| s.strip_suffix("k32"))
+            .and_then(|s| s.strip_suffix(if gmma.k == 16 { "k16" } else { "k32" }))
             .and_then(|s| s.parse::<u32>().ok())
         else {
             return false;
@@ -217,12 +256,40 @@ impl Cx<'_> {
         if words > 64 {
             return false;
         }
+        // The register allocator keeps the whole kernel within `.maxnreg` and the smallest
+        // `setmaxnreg.dec` (`lower::lower_function`), less R0/R1-style overhead of two
+        // (`passes/regalloc`'s `gpr_limit`): an accumulator larger than that can never be
+        // allocated (pyptx/fa_ws_pingpong: 64 registers under `setmaxnreg.dec 40`).
+        let budget = self.f.max_regs.saturating_sub(2);
+        if words > budget {
+            let why = if self.f.setmaxnreg {
+                "`.maxnreg` and the smallest `setmaxnreg.dec`, which ptxc applies to the whole kernel"
+            } else {
+                "`.maxnreg`"
+            };
+            self.error(
+                op.ins.span,
+                format!(
+                    "ptxc cannot yet lower this wgmma: its {words} accumulator registers do not fit in the {} registers the kernel may use ({why})",
+                    self.f.max_regs
+                ),
+            );
+            return true;
+        }
         let words = words as u8;
-        let Some(shape_mod) = qgmma_shape(n) else {
+        let Some(shape_mod) = gmma_shape(n, gmma.k) else {
             return false;
         };
-        let [d, a, b, scale_d, sa, sb] = op.operands() else {
-            return false;
+        // Operands: `d, a-desc, b-desc, scale-d, ±1, ±1` (fp8); f16/bf16 add `imm-trans-a,
+        // imm-trans-b`, or with A in registers `d, {a0, a1, a2, a3}, b-desc, scale-d, ±1, ±1,
+        // imm-trans-b`.
+        let ops = op.operands();
+        let a_in_regs = matches!(ops.get(1), Some(ast::Operand::Vector(..)));
+        let (d, a, b, scale_d, sa, sb, trans_a, trans_b) = match (gmma.k, a_in_regs, ops) {
+            (32, false, [d, a, b, sd, sa, sb]) => (d, a, b, sd, sa, sb, None, None),
+            (16, false, [d, a, b, sd, sa, sb, ta, tb]) => (d, a, b, sd, sa, sb, Some(ta), Some(tb)),
+            (16, true, [d, a, b, sd, sa, sb, tb]) => (d, a, b, sd, sa, sb, None, Some(tb)),
+            _ => return false,
         };
         let Some(neg_a) = self.wgmma_negated(sa) else {
             return true;
@@ -230,6 +297,15 @@ impl Cx<'_> {
         let Some(neg_b) = self.wgmma_negated(sb) else {
             return true;
         };
+        let mut transposed = [false; 2];
+        for (t, v) in transposed.iter_mut().zip([trans_a, trans_b]) {
+            if let Some(v) = v {
+                let Some(k) = self.wgmma_transposed(v) else {
+                    return true;
+                };
+                *t = k;
+            }
+        }
         // scale-d: a constant, or a predicate in a uniform predicate register.
         let pred = Ty::parse("pred").expect("pred");
         let Some(sd) = self.val(scale_d, pred) else {
@@ -257,7 +333,24 @@ impl Cx<'_> {
             },
             _ => return false,
         };
-        let (Some(da), Some(db)) = (self.uniform_desc(a), self.uniform_desc(b)) else {
+        // A in registers: a tuple of four words (`HGMMA … R60, gdesc[UR4].tnspB, …`, probe
+        // kernel `rega`); negated, it is printed `-R56`.
+        let a_regs = if a_in_regs {
+            match self.fragment(a, 4) {
+                Some(r) => Some(r),
+                None => return true,
+            }
+        } else {
+            None
+        };
+        let da = match a_regs {
+            Some(_) => None,
+            None => match self.uniform_desc(a) {
+                Some(r) => Some(r),
+                None => return true,
+            },
+        };
+        let Some(db) = self.uniform_desc(b) else {
             return true;
         };
         let input = match accumulate {
@@ -270,19 +363,32 @@ impl Cx<'_> {
         let Some(dsts) = self.fragment_dsts(d, words) else {
             return true;
         };
-        let descs = self.ur_tuple(&[da, db]);
+        // `gdesc[URx]` reads URx..URx+3, the B descriptor in the second pair, also when A is
+        // in registers (probe kernel `rega`: `gdesc[UR4]` with the B descriptor in UR6:UR7 and
+        // UR4:UR5 holding something else); ptxc fills the unused pair with B's descriptor too.
+        let descs = self.ur_tuple(&[da.unwrap_or(db), db]);
         let mut gdesc = Operand::new(OpKind::Mem {
             prefix: MemPrefix::GDesc,
             terms: vec![MemTerm::Reg(descs, None)],
         });
-        if neg_a {
+        if neg_a && a_regs.is_none() {
             gdesc = gdesc.with_suffix("negA");
         }
         if neg_b {
             gdesc = gdesc.with_suffix("negB");
         }
+        if transposed[0] {
+            gdesc = gdesc.with_suffix("tnspA");
+        }
+        if transposed[1] {
+            gdesc = gdesc.with_suffix("tnspB");
+        }
         let t = Reg::whole(self.new_vreg(RegClass::Gpr, words), words);
-        let mut ops = vec![Operand::def(t), gdesc];
+        let mut ops = vec![Operand::def(t)];
+        if let Some(r) = a_regs {
+            ops.push(if neg_a { use_(r).negated() } else { use_(r) });
+        }
+        ops.push(gdesc);
         match (accumulate, input) {
             (Some(p), Some(c)) => {
                 // C is D (the emitter repeats it); the prior value of D is the input.
@@ -298,8 +404,11 @@ impl Cx<'_> {
                 ops.push(Operand::new(OpKind::Sym("gsb0")));
             }
         }
-        let mut inst = Inst::new("QGMMA", &[], ops);
-        inst.mods = vec![shape_mod, d_ty, a_ty, b_ty];
+        let mut inst = Inst::new(gmma.mnemonic, &[], ops);
+        inst.mods = [shape_mod, d_ty]
+            .into_iter()
+            .chain(gmma.input_mods)
+            .collect();
         self.warpgroup_arrive();
         self.emit(inst);
         // The wait comes before anything reads the results (the copies into the PTX registers
