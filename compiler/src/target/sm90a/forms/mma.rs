@@ -39,6 +39,15 @@ fn gmma_regs() -> &'static [(u32, u8)] {
     &GMMA_REGS
 }
 
+/// The uniform register of `gdesc[URx]`: the GMMA reads the A and B descriptors, 64 bits each,
+/// from URx..URx+3 (`UMOV UR4 … UR7` before each GMMA in ptxas's listings, e.g.
+/// pyptx/matmul_tma_v35). All four count as read, so that the hazard checker and the scoreboard
+/// pass see every one of them (with A from registers ptxas leaves B's descriptor in URx+2:URx+3;
+/// counting all four is conservative).
+fn gdesc_ur(pos: u8) -> MemTermSpec {
+    MemTermSpec { regs: 4, ..t_u(pos) }
+}
+
 fn gdesc_sfx(o: OpSpec, a: bool) -> OpSpec {
     let o = if a {
         o.sfx(72, 1, &[(0, ""), (1, "negA")])
@@ -65,9 +74,9 @@ fn hgmma(reg_a: bool) -> Form {
         .op(gpr(16).du().nby(0, gmma_regs()));
     let f = if reg_a {
         f.op(gpr(24).neg(72).n(4))
-            .op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![t_u(32)]), false))
+            .op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![gdesc_ur(32)]), false))
     } else {
-        f.op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![t_u(24)]), true))
+        f.op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![gdesc_ur(24)]), true))
     };
     f.op(gpr(64).nby(0, gmma_regs()))
         .op(upreds(87).inv().opt(0))
@@ -84,7 +93,7 @@ fn qgmma() -> Form {
         .mf(76, 1, &[(0, "E4M3"), (1, "E5M2")])
         .mf(77, 1, &[(0, "E4M3"), (1, "E5M2")])
         .op(gpr(16).du().nby(0, gmma_regs()))
-        .op(memop(PrefixSpec::GDesc, vec![t_u(24)])
+        .op(memop(PrefixSpec::GDesc, vec![gdesc_ur(24)])
             .sfx(72, 1, &[(0, ""), (1, "negA")])
             .sfx(63, 1, &[(0, ""), (1, "negB")]))
         .op(gpr(64).nby(0, gmma_regs()))
