@@ -136,6 +136,11 @@ impl Gen {
             Regs::ByMod(k, t) => {
                 let _ = write!(o, "Regs::ByMod({k}, &{t:?})");
             }
+            Regs::ByField(f, t) => {
+                o.push_str("Regs::ByField(");
+                field(o, &f);
+                let _ = write!(o, ", &{t:?})");
+            }
         }
         let _ = write!(o, ", nz: {} }}", s.nz);
     }

@@ -516,7 +516,10 @@ fn event_succs<'a>(nodes: &[Node], g: &'a Cfg, b: usize) -> impl Iterator<Item =
 
 /// Adds to every `CALL` with a target in the function the registers live at its target (what
 /// the callee reads before writing), by a backward liveness over the CFG in which `RET` ends a
-/// path and a `CALL` reads what its callee reads.
+/// path and a `CALL` reads what its callee reads; and, as written by the `CALL`, every register
+/// the callee writes: a `CALL` waits for the pending reads of those (ptxas: `STS.64 [UR4], R2`
+/// `R0`, then `CALL.REL.NOINC` `B0` into a subroutine whose `LDS.64 R2` overwrites `R2`, in
+/// `zluda/extern_shared_call`; the corpora gained 13 identical control words, the kernels 1).
 pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
     if !nodes
         .iter()
@@ -563,14 +566,40 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
             break;
         }
     }
-    for n in nodes.iter_mut() {
-        if n.flow == Flow::Call
-            && let Some(t) = n.target
-        {
-            for u in &live_in[g.block_of[t]] {
-                if !n.reads.contains(u) {
-                    n.reads.push(*u);
-                }
+    // What each subroutine writes: every register written in the blocks reachable from its
+    // entry (a `RET` ends a path).
+    let clobbers = |t: usize| -> BTreeSet<Unit> {
+        let mut seen = vec![false; nb];
+        let mut todo = vec![g.block_of[t]];
+        let mut out = BTreeSet::new();
+        while let Some(b) = todo.pop() {
+            if std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            let (s, e) = g.blocks[b];
+            for n in &nodes[s..e] {
+                out.extend(n.writes.iter().copied());
+            }
+            todo.extend(g.succs[b].iter().copied());
+        }
+        out
+    };
+    let calls: Vec<(usize, usize)> = nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(k, n)| (n.flow == Flow::Call).then_some((k, n.target?)))
+        .collect();
+    let written: Vec<BTreeSet<Unit>> = calls.iter().map(|&(_, t)| clobbers(t)).collect();
+    for ((k, t), written) in calls.into_iter().zip(written) {
+        let n = &mut nodes[k];
+        for u in &live_in[g.block_of[t]] {
+            if !n.reads.contains(u) {
+                n.reads.push(*u);
+            }
+        }
+        for u in written {
+            if !n.writes.contains(&u) {
+                n.writes.push(u);
             }
         }
     }
@@ -953,8 +982,14 @@ fn allocate(
         }
         let start = groups[gi].1;
         active.retain(|&(end, _)| end > start);
+        // A memory load whose first wait is a `CALL` (an argument the callee reads) counts
+        // down from SB5: 127 of 127 such `LDG`/`LD` groups in the ptxas listings of the
+        // corpora, probes and kernels are on SB5 (`LDG.E.64 R2` `W5` … `CALL.REL.NOINC` `B5`
+        // in `zluda/call`; four `LD.E` `W5` before the `CALL` in `zluda/call_rnd`).
+        let into_call = end_of[gi] < nodes.len() && nodes[end_of[gi]].flow == Flow::Call;
         let range: Vec<u8> = match groups[gi].2 {
             Range::Low => (low_start..6).collect(),
+            Range::Long if into_call => (2..6).rev().collect(),
             Range::Long => (2..6).collect(),
             Range::Tex => (2..6).rev().collect(),
         };
@@ -1532,7 +1567,17 @@ fn time_block(
             } else {
                 Operand::File(u.0)
             };
+            // A `CALL` does not keep a variable-latency producer's spacing from the registers
+            // the callee reads: it waits on the scoreboard, and ptxas issues it at its issue
+            // distance (`LDG.E.64 R2` S01, `MOV R0, 0x60` S07, `CALL.REL.NOINC` waiting on the
+            // load in `zluda/call`, `multiple_return`, `rcp_f64`: 8 cycles, where the
+            // `lsu,branch` row of a `BRA` gave 11).
+            let var_into_call =
+                |p: usize| node.flow == Flow::Call && nodes[p].class.kind.is_variable();
             if let Some(&p) = writer.get(&u) {
+                if var_into_call(p) {
+                    continue;
+                }
                 let lat = raw_distance(m, &nodes[p].class, &node.class, op);
                 let at = issue[p] + lat;
                 if at > t {
@@ -1541,6 +1586,9 @@ fn time_block(
                     why = format!("the next instruction reads a result of #{p}");
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
+                if var_into_call(p) {
+                    continue;
+                }
                 // `left` is measured from the block's first issue: the consumer's latency.
                 let lat = raw_distance(m, &nodes[p].class, &node.class, op);
                 let at = left + lat;
@@ -1694,6 +1742,17 @@ fn yield_bits(code: &[Instr], nodes: &[Node], g: &Cfg, tensor_capped: &[bool], c
 
 /// Operand reuse flags: slot `s` of instruction `k` is flagged when the next instruction in the
 /// block that reads slot `s` reads the same register and nothing in between writes it.
+/// How far an operand's reuse flag may look past instructions that read a register of the
+/// other bank in the same slot: ptxas sets `FSETP.NEU.FTZ.AND P2, PT, R0.reuse, RZ, PT` before
+/// `FSETP … R3 …` and `FSETP … R0 …` (`zluda/div_ftz`), `PRMT R0, R2.reuse, …` before
+/// `PRMT R7, R7, …` and `PRMT R6, R2, …` (`zluda/vector_extract`), `SHF.R.U32.HI R6, RZ, 0x17,
+/// R3.reuse` across two readers of `R0` (`zluda/div_noftz`). Measured over the corpora: a
+/// reader of either bank ending the search, 11 894 identical control words; other-bank readers
+/// passed within 1, 2, 3 instructions or anywhere in the block: 11 928, 11 935, 11 937, 11 923
+/// (kernels 1 216, 1 214, 1 212, 1 212 of 1 408, was 1 218); readers of either bank passed within
+/// 2: 11 791.
+const REUSE_BANK_WINDOW: usize = 2;
+
 fn reuse_flags(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
     for &(s, e) in &g.blocks {
         for k in s..e {
@@ -1709,8 +1768,14 @@ fn reuse_flags(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
                     if let Some(&(_, r2)) = other {
                         if r2 == reg {
                             ctrl[k].reuse |= 1 << slot;
+                            break;
                         }
-                        break;
+                        // The reuse cache keeps one register per slot and bank (even/odd
+                        // register numbers): a register of the other bank read in the slot by
+                        // the next two instructions leaves the cached one in place.
+                        if r2.1 % 2 == reg.1 % 2 || x - k > REUSE_BANK_WINDOW {
+                            break;
+                        }
                     }
                     if nodes[x].writes.contains(&reg) {
                         break;

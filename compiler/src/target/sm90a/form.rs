@@ -200,6 +200,9 @@ pub enum Regs {
     N(u8),
     /// Chosen by a modifier: `(mod index, table of (raw value, count))`; values not listed → 1.
     ByMod(usize, &'static [(u32, u8)]),
+    /// Chosen by the raw value of a field of the word (an operand's field, such as a texture's
+    /// dimension or channel mask): `(field, table of (raw value, count))`; values not listed → 1.
+    ByField(Field, &'static [(u32, u8)]),
 }
 
 /// One operand slot of a form.

@@ -29,6 +29,13 @@ fn regs_of(f: &Form, rg: Regs, w: &[u64; 2]) -> u8 {
             }
             _ => 1,
         },
+        Regs::ByField(fl, t) => {
+            let v = fl.get(w) as u32;
+            t.iter()
+                .find(|(k, _)| *k == v)
+                .map(|(_, n)| *n)
+                .unwrap_or(1)
+        }
     }
 }
 

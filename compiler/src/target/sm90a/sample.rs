@@ -164,7 +164,7 @@ pub fn sample(f: &Form, seed: u64) -> [u64; 2] {
     for o in &f.ops {
         let n = match o.regs {
             Regs::N(n) => n,
-            Regs::ByMod(..) => 4,
+            Regs::ByMod(..) | Regs::ByField(..) => 4,
         };
         match &o.spec {
             Spec::Gpr(fl) => {

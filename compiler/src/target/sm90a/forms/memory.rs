@@ -734,6 +734,22 @@ const TEX_DIM: Names = &[
     (7, "ARRAY_CUBE"),
 ];
 
+/// Registers of a texture's coordinate operand (`Ra`, bits [31:24]) by dimension (bits
+/// [63:61]): `x`, `x y`, `x y z`. In ptxas's code of `zluda/tex_read_3d_float`
+/// (`tex.3d.v4.f32.f32 … [tex, {%fx, %fy, %fz, %fz}]`) the coordinates are loaded into `R4`, `R5`,
+/// `R6` and `TEX.LL R6, R4, R4, R7, UR4, 0x0, 3D` names only `R4` (the level is `R7`); in
+/// `zluda/tex_read_2d_float_s32coord` `LDC R4`, `LDC R5` then `TLD.LZ R6, R4, R4, UR4, 0x0, 2D`,
+/// whose `LDC R5` ptxas waits for at the `TLD` (`B0`, with `LDC R4`). Other dimensions: one
+/// register (not measured).
+const TEX_COORDS: &[(u32, u8)] = &[(0, 1), (1, 2), (2, 3)];
+
+/// Registers of each destination of a texture read by channel mask (bits [75:72]): with all
+/// four channels, `Rd` ([23:16]) holds channels 0–1 and `Rd2` ([71:64]) channels 2–3: after
+/// `TEX.LL R6, R4, …` (mask 0xf) ptxas stores `STG.E.128 … R4` (`R4`..`R7`) waiting only on
+/// the texture's scoreboard (`zluda/tex_read_*`, 16 of 16). Other masks: one register each (not
+/// measured).
+const TEX_PAIR: &[(u32, u8)] = &[(0xf, 2)];
+
 fn tex_forms() -> Vec<Form> {
     // TEX/TLD with a bindless handle in a UR; destinations [71:64] and [23:16].
     let tex = form("TEX", 0xf60)
@@ -744,9 +760,9 @@ fn tex_forms() -> Vec<Form> {
         .mf(84, 3, EVICT)
         .flag(90, "NODEP")
         .op(pred(81).def().opt(PT7))
-        .op(gpr(64).def())
-        .op(gpr(16).def())
-        .op(gpr(24).nz())
+        .op(gpr(64).def().nfield(72, 4, TEX_PAIR))
+        .op(gpr(16).def().nfield(72, 4, TEX_PAIR))
+        .op(gpr(24).nz().nfield(61, 3, TEX_COORDS))
         .op(gpr(32).opt(RZ_))
         .op(ugpr(40).nz())
         .op(uimm(46, 8))
@@ -761,9 +777,9 @@ fn tex_forms() -> Vec<Form> {
         .mf(84, 3, EVICT)
         .flag(90, "NODEP")
         .op(pred(81).def().opt(PT7))
-        .op(gpr(64).def())
-        .op(gpr(16).def())
-        .op(gpr(24).nz())
+        .op(gpr(64).def().nfield(72, 4, TEX_PAIR))
+        .op(gpr(16).def().nfield(72, 4, TEX_PAIR))
+        .op(gpr(24).nz().nfield(61, 3, TEX_COORDS))
         .op(ugpr(40).nz())
         .op(uimm(46, 8))
         .op(enm(

@@ -420,6 +420,11 @@ impl OpSpec {
         self.regs = Regs::ByMod(idx, t);
         self
     }
+    /// Register count chosen by the raw value of the field at bits `pos .. pos + width`.
+    pub(crate) fn nfield(mut self, pos: u8, width: u8, t: &'static [(u32, u8)]) -> OpSpec {
+        self.regs = Regs::ByField(Field::new(pos, width), t);
+        self
+    }
     /// `-x` at bit `b`.
     pub(crate) fn neg(mut self, b: u8) -> OpSpec {
         self.neg = Some(b);
