@@ -45,7 +45,10 @@ fn gmma_regs() -> &'static [(u32, u8)] {
 /// pass see every one of them (with A from registers ptxas leaves B's descriptor in URx+2:URx+3;
 /// counting all four is conservative).
 fn gdesc_ur(pos: u8) -> MemTermSpec {
-    MemTermSpec { regs: 4, ..t_u(pos) }
+    MemTermSpec {
+        regs: 4,
+        ..t_u(pos)
+    }
 }
 
 fn gdesc_sfx(o: OpSpec, a: bool) -> OpSpec {
@@ -73,10 +76,15 @@ fn hgmma(reg_a: bool) -> Form {
         .mf(76, 2, &[(0, ""), (1, "BF16"), (2, "TF32")])
         .op(gpr(16).du().nby(0, gmma_regs()));
     let f = if reg_a {
-        f.op(gpr(24).neg(72).n(4))
-            .op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![gdesc_ur(32)]), false))
+        f.op(gpr(24).neg(72).n(4)).op(gdesc_sfx(
+            memop(PrefixSpec::GDesc, vec![gdesc_ur(32)]),
+            false,
+        ))
     } else {
-        f.op(gdesc_sfx(memop(PrefixSpec::GDesc, vec![gdesc_ur(24)]), true))
+        f.op(gdesc_sfx(
+            memop(PrefixSpec::GDesc, vec![gdesc_ur(24)]),
+            true,
+        ))
     };
     f.op(gpr(64).nby(0, gmma_regs()))
         .op(upreds(87).inv().opt(0))
