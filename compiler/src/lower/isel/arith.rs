@@ -178,6 +178,12 @@ impl Cx<'_> {
         t
     }
 
+    /// `LOP3.LUT d, a, b, RZ, lut, !PT`: a logic operation of two sources, with the lookup
+    /// table of three inputs whose third is zero (`0xc0` a AND b, `0xfc` a OR b, `0x3c` a XOR b).
+    pub(super) fn a_lop(&mut self, a: Operand, b: Operand, lut: i64) -> Reg {
+        self.a_mk("LOP3", &["LUT"], vec![a, b, rz(), im(lut), npt()])
+    }
+
     /// `mn` into a fresh 64-bit temporary.
     pub(super) fn a_mk64(
         &mut self,
@@ -299,11 +305,7 @@ impl Cx<'_> {
                     (8, true) => self.a_mk("PRMT", &[], vec![u(r), im(0x8880), rz()]),
                     (16, true) => self.a_mk("PRMT", &[], vec![u(r), im(0x9910), rz()]),
                     (_, true) => self.a_mk("SGXT", &[], vec![u(r), im(i64::from(n))]),
-                    (_, false) => self.a_mk(
-                        "LOP3",
-                        &["LUT"],
-                        vec![u(r), im(low_mask(n) as i64), rz(), im(0xc0), npt()],
-                    ),
+                    (_, false) => self.a_lop(u(r), im(low_mask(n) as i64), 0xc0),
                 };
                 Val::Reg(t)
             }
@@ -1464,7 +1466,7 @@ impl Cx<'_> {
             other => {
                 let rb = self.a_reg(other);
                 let t = if wrap {
-                    self.a_mk("LOP3", &["LUT"], vec![u(rb), im(31), rz(), im(0xc0), npt()])
+                    self.a_lop(u(rb), im(31), 0xc0)
                 } else {
                     self.a_mk("VIMNMX", &["U32"], vec![u(rb), im(32), pt()])
                 };

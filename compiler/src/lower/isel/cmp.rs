@@ -7,7 +7,7 @@
 //! and LE take the second output of NE, LT and GT). Half-precision scalars compare with HSET2
 //! (the encoder has no HSETP2) and test the mask with ISETP.
 
-use super::arith::{df, fimm, im, npt, only, pt, ptd, rz, signed, u, wd};
+use super::arith::{df, fimm, im, only, pt, ptd, rz, signed, u, wd};
 use super::{Cx, Val};
 use crate::frontend::ast;
 use crate::frontend::types::{Kind, Ty};
@@ -238,11 +238,7 @@ impl Cx<'_> {
                 };
                 let mask = self.a_mk("HSET2", &m, vec![oa, ob, pt()]);
                 if x2 {
-                    let lo = self.a_mk(
-                        "LOP3",
-                        &["LUT"],
-                        vec![u(mask), im(0xffff), rz(), im(0xc0), npt()],
-                    );
+                    let lo = self.a_lop(u(mask), im(0xffff), 0xc0);
                     self.a_put(
                         "ISETP",
                         &["NE", "U32", bop],
@@ -537,11 +533,7 @@ impl Cx<'_> {
         let p = match t.name {
             "f32" => {
                 let ra = self.a_reg(va);
-                let m = self.a_mk(
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(ra), im(0x7fff_ffff), rz(), im(0xc0), npt()],
-                );
+                let m = self.a_lop(u(ra), im(0x7fff_ffff), 0xc0);
                 let cmp = |cx: &mut Self, c: &'static str, v: i64| {
                     cx.a_mkp("ISETP", &[c, "U32", "AND"], vec![u(m), im(v), pt()])
                 };
@@ -573,11 +565,7 @@ impl Cx<'_> {
             "f64" => {
                 let ra = self.a_reg64(va);
                 let lo = wd(ra, 0);
-                let m = self.a_mk(
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(wd(ra, 1)), im(0x7fff_ffff), rz(), im(0xc0), npt()],
-                );
+                let m = self.a_lop(u(wd(ra, 1)), im(0x7fff_ffff), 0xc0);
                 let u64t = super::arith::ty("u64");
                 let tv = {
                     let t2 = self.a_tmp64();

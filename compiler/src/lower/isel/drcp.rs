@@ -85,33 +85,21 @@ impl super::Cx<'_> {
         // NaN: quieted (0x120–0x150).
         let _ = nan_chk;
         let nan = self.a_mkp("DSETP", &["GTU", "AND"], vec![u(a).abs_(), dimm(INF), pt()]);
-        let qh = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x8_0000), rz(), im(0xfc), npt()],
-        );
+        let qh = self.a_lop(u(hi), im(0x8_0000), 0xfc);
         let v = self.f_pair(u(lo), u(qh));
         self.f_set(res, v);
         self.f_br_if(nan, false, join, inf_chk);
         // ±inf → ±0 (0x160–0x190).
         let _ = inf_chk;
         let notinf = self.a_mkp("DSETP", &["NEU", "AND"], vec![u(a).abs_(), dimm(INF), pt()]);
-        let sign = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x8000_0000), rz(), im(0xc0), npt()],
-        );
+        let sign = self.a_lop(u(hi), im(0x8000_0000), 0xc0);
         let v = self.f_pair(im(0), u(sign));
         self.f_set(res, v);
         self.f_br_if(notinf, true, join, zero_chk);
         // ±0 → ±inf (0x1a0–0x1e0).
         let _ = zero_chk;
         let nonzero = self.a_mkp("DSETP", &["NEU", "AND"], vec![u(a), rz64(), pt()]);
-        let ih = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(sign), im(0x7ff0_0000), rz(), im(0xfc), npt()],
-        );
+        let ih = self.a_lop(u(sign), im(0x7ff0_0000), 0xfc);
         let v = self.f_pair(im(0), u(ih));
         self.f_set(res, v);
         self.f_br_if(nonzero, true, join, sub);
@@ -185,11 +173,7 @@ impl super::Cx<'_> {
         let qh = wd(q, 1);
         let big = self.a_mkp("ISETP", &["GT", "AND"], vec![u(e), im(0x3ff), pt()]);
         let ok = self.a_mkp("ISETP", &["GE", "AND"], vec![u(e), im(-0x434), pt()]);
-        let sign = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(qh), im(0x8000_0000), rz(), im(0xc0), npt()],
-        );
+        let sign = self.a_lop(u(qh), im(0x8000_0000), 0xc0);
         // z: q truncated (for .rz, q).
         let z = if mode == Directed::Rz {
             q
@@ -197,16 +181,8 @@ impl super::Cx<'_> {
             self.a_mk64("DFMA", &["RZ"], vec![u(y), u(e4), u(r3)])
         };
         let (zl, zh) = (wd(z, 0), wd(z, 1));
-        let mant = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(zh), im(0xf_ffff), rz(), im(0xc0), npt()],
-        );
-        let mant = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(mant), im(0x10_0000), rz(), im(0xfc), npt()],
-        );
+        let mant = self.a_lop(u(zh), im(0xf_ffff), 0xc0);
+        let mant = self.a_lop(u(mant), im(0x10_0000), 0xfc);
         let sh = self.a_mk("IADD3", &[], vec![u(e).negated(), im(-0x3fe), rz()]);
         let sl = self.a_mk("SHF", &["R", "S64"], vec![u(zl), u(sh), u(mant)]);
         let shh = self.a_mk("SHF", &["R", "S32", "HI"], vec![rz(), u(sh), u(mant)]);
@@ -255,11 +231,7 @@ impl super::Cx<'_> {
             );
             let inexact = self.a_mkp("DSETP", &["NE", "OR"], vec![u(q), u(o), u(p_hi)]);
             let bit = self.a_mk("SEL", &[], vec![rz(), im(1), u(inexact).inverted()]);
-            let bump = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(away), u(bit), rz(), im(0xc0), npt()],
-            );
+            let bump = self.a_lop(u(away), u(bit), 0xc0);
             // The shifted mantissa plus the bump (0x540–0x5f0).
             let carry = self.a_tmpp();
             let il = self.a_tmp();

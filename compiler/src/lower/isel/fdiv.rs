@@ -145,19 +145,11 @@ impl Cx<'_> {
         // --- slow: exponents
         let eb = {
             let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(b)]);
-            self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(s), im(0xff), rz(), im(0xc0), npt()],
-            )
+            self.a_lop(u(s), im(0xff), 0xc0)
         };
         let ea = {
             let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(a)]);
-            self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(s), im(0xff), rz(), im(0xc0), npt()],
-            )
+            self.a_lop(u(s), im(0xff), 0xc0)
         };
         let eb1 = self.a_mk("IADD3", &[], vec![u(eb), im(-1), rz()]);
         let ea1 = self.a_mk("IADD3", &[], vec![u(ea), im(-1), rz()]);
@@ -296,11 +288,7 @@ impl Cx<'_> {
         // The quotient's biased exponent with the operands' exponents put back.
         let eq = {
             let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(q3)]);
-            self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(s), im(0xff), rz(), im(0xc0), npt()],
-            )
+            self.a_lop(u(s), im(0xff), 0xc0)
         };
         let ef = self.a_mk("IADD3", &[], vec![u(eq), u(ex2), rz()]);
         let ef1 = self.a_mk("IADD3", &[], vec![u(ef), im(-1), rz()]);
@@ -310,11 +298,7 @@ impl Cx<'_> {
         let over = self.a_mkp("ISETP", &["GT", "AND"], vec![u(ef), im(0xfe), pt()]);
         self.f_br_if(over, false, overflow, not_over);
         let _ = not_over;
-        let sign = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(q3), im(0x8000_0000), rz(), im(0xc0), npt()],
-        );
+        let sign = self.a_lop(u(q3), im(0x8000_0000), 0xc0);
         if ftz {
             // A subnormal or underflowing result flushes to a signed zero.
             self.f_set(res, sign);
@@ -335,18 +319,10 @@ impl Cx<'_> {
             let sh = self.a_mk("IADD3", &[], vec![u(ef), im(32), rz()]);
             let qm = self.a_mk("FFMA", &["RM"], vec![u(r2), u(e3), u(q2)]);
             let nzx = self.a_mkp("ISETP", &["NE", "AND"], vec![u(ef), rz(), pt()]);
-            let mz = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(qz), im(0x7f_ffff), rz(), im(0xc0), npt()],
-            );
+            let mz = self.a_lop(u(qz), im(0x7f_ffff), 0xc0);
             let qp = self.a_mk("FFMA", &["RP"], vec![u(r2), u(e3), u(q2)]);
             let nef = self.a_mk("IADD3", &[], vec![u(ef).negated(), rz(), rz()]);
-            let m = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(mz), im(0x80_0000), rz(), im(0xfc), npt()],
-            );
+            let m = self.a_lop(u(mz), im(0x80_0000), 0xfc);
             let inexact = self.a_mkp("FSETP", &["NEU", "FTZ", "AND"], vec![u(qp), u(qm), pt()]);
             let lost = self.a_mk("SHF", &["L", "U32"], vec![u(m), u(sh), rz()]);
             let amt = self.a_sel(u(nef), rz(), u(nzx));
@@ -364,17 +340,9 @@ impl Cx<'_> {
                 &["LUT"],
                 vec![u(st), im(1), u(half), im(0xf8), npt()],
             );
-            let x = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(x), u(shifted), rz(), im(0xc0), npt()],
-            );
+            let x = self.a_lop(u(x), u(shifted), 0xc0);
             let mant = self.a_mk("IADD3", &[], vec![u(half), u(x), rz()]);
-            let v = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(mant), u(sign), rz(), im(0xfc), npt()],
-            );
+            let v = self.a_lop(u(mant), u(sign), 0xfc);
             self.f_set(res, v);
             self.f_br(join);
             self.f_start(subn, false);
@@ -382,16 +350,8 @@ impl Cx<'_> {
         }
         // overflow: a signed infinity.
         self.f_start(overflow, false);
-        let s = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(q3), im(0x8000_0000), rz(), im(0xc0), npt()],
-        );
-        let v = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(s), im(i64::from(INF)), rz(), im(0xfc), npt()],
-        );
+        let s = self.a_lop(u(q3), im(0x8000_0000), 0xc0);
+        let v = self.a_lop(u(s), im(i64::from(INF)), 0xfc);
         self.f_set(res, v);
         self.f_br(join);
         // scale: the exponent added back.
@@ -406,11 +366,7 @@ impl Cx<'_> {
             &["LUT"],
             vec![u(b), im(0x8000_0000), u(a), im(0x48), npt()],
         );
-        let v = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(s), im(i64::from(INF)), rz(), im(0xfc), npt()],
-        );
+        let v = self.a_lop(u(s), im(i64::from(INF)), 0xfc);
         self.f_set(res, v);
         self.f_br(join);
         // zero_res: ±0 with the sign of a^b.
@@ -643,11 +599,7 @@ impl Cx<'_> {
         let [slow, not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<8>();
         self.f_br_if(ok, false, join, slow);
         // slow
-        let t = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x7fff_ffff), rz(), im(0xc0), npt()],
-        );
+        let t = self.a_lop(u(hi), im(0x7fff_ffff), 0xc0);
         let seed = self.a_mk("IADD3", &[], vec![u(t), im(-0x10_0000), rz()]);
         let nan = self.a_mkp(
             "DSETP",
@@ -720,21 +672,13 @@ impl Cx<'_> {
         self.f_br(join);
         // quiet: a NaN with its quiet bit set.
         self.f_start(quiet, false);
-        let qh = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x8_0000), rz(), im(0xfc), npt()],
-        );
+        let qh = self.a_lop(u(hi), im(0x8_0000), 0xfc);
         let v = self.f_pair(u(lo), u(qh));
         self.f_set(res, v);
         self.f_br(join);
         // edge: zero → infinity, infinity → zero (signed): {0, hi ^ 0x7ff00000}.
         self.f_start(edge, false);
-        let eh = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x7ff0_0000), rz(), im(0x3c), npt()],
-        );
+        let eh = self.a_lop(u(hi), im(0x7ff0_0000), 0x3c);
         let v = self.f_pair(im(0), u(eh));
         self.f_set(res, v);
         self.f_start(join, true);
@@ -773,11 +717,7 @@ impl Cx<'_> {
         let [slow, not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<7>();
         self.f_br_if(special, true, join, slow);
         // slow: zero → a signed infinity.
-        let sign = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(hi), im(0x8000_0000), rz(), im(0xc0), npt()],
-        );
+        let sign = self.a_lop(u(hi), im(0x8000_0000), 0xc0);
         let nz = self.a_mkp(
             "DSETP",
             &["NEU", "AND"],
@@ -840,11 +780,7 @@ impl Cx<'_> {
         self.f_br(join);
         // zero: ±inf.
         self.f_start(zero, false);
-        let ih = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(sign), im(0x7ff0_0000), rz(), im(0xfc), npt()],
-        );
+        let ih = self.a_lop(u(sign), im(0x7ff0_0000), 0xfc);
         let v = self.f_pair(im(0), u(ih));
         self.f_set(res, v);
         self.f_start(join, true);

@@ -400,11 +400,7 @@ impl Cx<'_> {
                     vec![u(wd(ra, 1)), u(wd(rb, 1)), rz(), im(lut), npt()],
                 );
                 let h2 = self.a_sel(u(hz), u(h1), u(eq));
-                let qb = self.a_mk(
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(wd(rb, 1)), im(0x80000), rz(), im(0xfc), npt()],
-                );
+                let qb = self.a_lop(u(wd(rb, 1)), im(0x80000), 0xfc);
                 let Some(dst) = self.dst(d) else { return false };
                 self.a_fin_w(
                     &dst,

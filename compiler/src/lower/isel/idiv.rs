@@ -110,7 +110,7 @@ impl Cx<'_> {
         let pos = if rem {
             self.a_mkp("ISETP", &["GE", "AND"], vec![u(a), rz(), pt()])
         } else {
-            let s = self.a_mk("LOP3", &["LUT"], vec![u(a), u(b), rz(), im(0x3c), npt()]);
+            let s = self.a_lop(u(a), u(b), 0x3c);
             self.a_mkp("ISETP", &["GE", "AND"], vec![u(s), rz(), pt()])
         };
         let x = self.recip32(fb, u(nb));
@@ -299,11 +299,7 @@ impl Cx<'_> {
         if rem {
             return self.neg64_if(r, u(an));
         }
-        let s = self.a_mk(
-            "LOP3",
-            &["LUT"],
-            vec![u(wd(a, 1)), u(wd(b, 1)), rz(), im(0x3c), npt()],
-        );
+        let s = self.a_lop(u(wd(a, 1)), u(wd(b, 1)), 0x3c);
         let neg = self.a_mkp("ISETP", &["LT", "AND"], vec![u(s), rz(), pt()]);
         self.neg64_if(r, u(neg))
     }

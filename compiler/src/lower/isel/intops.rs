@@ -459,7 +459,7 @@ impl Cx<'_> {
         let found = self.a_mkp("ISETP", &["NE", "U32", "AND"], vec![u(fh), im(-1), pt()]);
         let lo_src = if sg {
             let s = self.a_mk("SHF", &["R", "S32", "HI"], vec![rz(), im(31), u(hi)]);
-            self.a_mk("LOP3", &["LUT"], vec![u(lo), u(s), rz(), im(0x3c), npt()])
+            self.a_lop(u(lo), u(s), 0x3c)
         } else {
             lo
         };
@@ -648,16 +648,8 @@ impl Cx<'_> {
             _ => {
                 let rc = self.a_reg(vc);
                 let re = self.a_reg(ve);
-                let p = self.a_mk(
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(rc), im(0xff), rz(), im(0xc0), npt()],
-                );
-                let l = self.a_mk(
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(re), im(0xff), rz(), im(0xc0), npt()],
-                );
+                let p = self.a_lop(u(rc), im(0xff), 0xc0);
+                let l = self.a_lop(u(re), im(0xff), 0xc0);
                 (Val::Reg(p), Val::Reg(l))
             }
         };
