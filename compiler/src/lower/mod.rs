@@ -137,11 +137,7 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
         if f.body.is_none() || f.kind != FunctionKind::Entry {
             continue;
         }
-        for c in inline::called_subroutines(f, &subs) {
-            if !reached.contains(&c) {
-                reached.push(c);
-            }
-        }
+        note_reached(&mut reached, f, &subs);
         let f = match inline::inline_calls(f, &checked.module, &subs) {
             Ok(f) => f,
             Err(mut d) => {
@@ -149,11 +145,7 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
                 continue;
             }
         };
-        for c in inline::called_subroutines(&f, &subs) {
-            if !reached.contains(&c) {
-                reached.push(c);
-            }
-        }
+        note_reached(&mut reached, &f, &subs);
         match lower_function(&f, &globals, &mut out.bank4, &subs) {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
@@ -182,11 +174,7 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
                 continue;
             }
         };
-        for c in inline::called_subroutines(&f, &subs) {
-            if !reached.contains(&c) {
-                reached.push(c);
-            }
-        }
+        note_reached(&mut reached, &f, &subs);
         match lower_function(&f, &globals, &mut out.bank4, &subs) {
             Ok((mf, _)) => out.subroutines.push(mf),
             Err(mut d) => diags.append(&mut d),
@@ -211,6 +199,16 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
 /// ptxas orders the `.nv.constant4` address slots by the variables' PTX declaration order, not
 /// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
 /// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
+/// Adds the subroutines `f` calls or takes the address of to `reached`, each once, in order of
+/// first mention.
+fn note_reached(reached: &mut Vec<String>, f: &ast::Function, subs: &FxHashSet<String>) {
+    for c in inline::called_subroutines(f, subs) {
+        if !reached.contains(&c) {
+            reached.push(c);
+        }
+    }
+}
+
 fn order_bank4(m: &ast::Module, out: &mut Lowered) {
     // Functions called through the bank (`lower/isel/call.rs`) count at their declaration:
     // `tests/kernels/device_calls.ptx` declares `vprintf`, then `$str`, and ptxas gives

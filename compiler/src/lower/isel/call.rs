@@ -192,6 +192,12 @@ impl Cx<'_> {
         ];
         ops.extend(implicit);
         self.emit_unguarded(Inst::new("CALL", &["ABS", "NOINC"], ops));
+        self.copy_results(results);
+        true
+    }
+
+    /// Copies each result out of the precoloured register the call returned it in.
+    fn copy_results(&mut self, results: Vec<(super::Dst, VReg, u8)>) {
         for (dst, v, words) in results {
             self.emit_unguarded(Inst::new(
                 "COPY",
@@ -203,7 +209,6 @@ impl Cx<'_> {
             ));
             self.commit(dst);
         }
-        true
     }
 
     /// Passes `args` in the registers of the calling convention (from R4, 64-bit values at even
@@ -284,17 +289,7 @@ impl Cx<'_> {
         let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
         ops.extend(implicit);
         self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
-        for (dst, v, words) in results {
-            self.emit_unguarded(Inst::new(
-                "COPY",
-                &[],
-                vec![
-                    Operand::def(Reg::whole(dst.vreg, words)),
-                    Operand::use_(Reg::whole(v, words)),
-                ],
-            ));
-            self.commit(dst);
-        }
+        self.copy_results(results);
         true
     }
 
