@@ -25,7 +25,7 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
     Ok(Checked {
         module,
         info,
-        source: src.text.clone(),
+        source: src.text.to_string(),
         warnings,
     })
 }
@@ -55,7 +55,7 @@ fn hoist_function_globals(m: &mut Module) {
         match item {
             Item::Var(v) => {
                 for d in &v.decls {
-                    *count.entry(d.name.text.clone()).or_default() += 2;
+                    *count.entry(d.name.text.to_string()).or_default() += 2;
                 }
             }
             Item::Function(f) => {
@@ -85,7 +85,9 @@ fn hoist_function_globals(m: &mut Module) {
                 match s {
                     Stmt::Var(v)
                         if v.space == Space::Global
-                            && v.decls.iter().all(|d| count.get(&d.name.text) == Some(&1)) =>
+                            && v.decls
+                                .iter()
+                                .all(|d| count.get(d.name.text.as_str()) == Some(&1)) =>
                     {
                         m.items.push(Item::Var(v));
                     }

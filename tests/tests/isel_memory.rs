@@ -1013,7 +1013,7 @@ fn coverage_of_the_corpora() {
                     .any(|d| d.span.start >= i.span.start && d.span.end <= i.span.end);
                 if failed {
                     let full: String = std::iter::once(opcode.to_string())
-                        .chain(mods.iter().map(|m| m.text.clone()))
+                        .chain(mods.iter().map(|m| m.text.to_string()))
                         .collect();
                     *missing.entry(full).or_default() += 1;
                 } else {

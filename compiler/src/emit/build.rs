@@ -230,7 +230,7 @@ fn module_externs(m: &ast::Module) -> Vec<Extern> {
             OpaqueKind::Sampler => ExternKind::Sampler,
         };
         out.extend(v.decls.iter().map(|d| Extern {
-            name: d.name.text.clone(),
+            name: d.name.text.to_string(),
             kind,
         }));
     }
@@ -303,7 +303,7 @@ fn module_variables(m: &ast::Module, diags: &mut Vec<Diagnostic>) -> (Vec<Variab
                 gmem += u64::from(size);
             }
             out.push(Variable {
-                name: d.name.text.clone(),
+                name: d.name.text.to_string(),
                 space,
                 linkage,
                 size: u64::from(size),
@@ -380,7 +380,9 @@ fn init_bytes(
             } => return None,
             // The address of a `.const` variable is a plain number (its offset in the bank);
             // ptxas writes it without a relocation (const_ident: `{x, y}` → 0x0, 0x8).
-            e if !float && let Some(&a) = e.as_name().and_then(|n| const_addrs.get(&n.text)) => {
+            e if !float
+                && let Some(&a) = e.as_name().and_then(|n| const_addrs.get(n.text.as_str())) =>
+            {
                 u64::from(a)
             }
             e => {
@@ -411,7 +413,7 @@ fn params(f: &ast::Function) -> Result<Vec<ParamSpec>, Vec<Diagnostic>> {
         let (size, align) = object_layout(&p.attrs, &p.decl);
         // lower::plan: each parameter at the next multiple of its alignment in the block.
         offset = offset.next_multiple_of(align.max(1));
-        ptxc_offsets.push((offset, p.decl.span, p.decl.name.text.clone()));
+        ptxc_offsets.push((offset, p.decl.span, p.decl.name.text.to_string()));
         offset += size;
         let has_align = p.attrs.iter().any(|a| a.word.text == ".align");
         let mut spec = if has_align || !p.decl.dims.is_empty() || !matches!(size, 1 | 2 | 4 | 8) {
@@ -496,7 +498,7 @@ fn shared_decls(m: &ast::Module, f: &ast::Function) -> Vec<(String, u32, u32, bo
             let ext = v.linkage.iter().any(|(l, _)| *l == ast::Linkage::Extern);
             for d in &v.decls {
                 let (size, align) = object_layout(&v.attrs, d);
-                out.push((d.name.text.clone(), size, align, ext, d.span));
+                out.push((d.name.text.to_string(), size, align, ext, d.span));
             }
         }
     }
@@ -507,7 +509,7 @@ fn shared_decls(m: &ast::Module, f: &ast::Function) -> Vec<(String, u32, u32, bo
                     let ext = v.linkage.iter().any(|(l, _)| *l == ast::Linkage::Extern);
                     for d in &v.decls {
                         let (size, align) = object_layout(&v.attrs, d);
-                        out.push((d.name.text.clone(), size, align, ext, d.span));
+                        out.push((d.name.text.to_string(), size, align, ext, d.span));
                     }
                 }
                 Stmt::Block(b) => walk(&b.stmts, out),
@@ -554,7 +556,7 @@ fn mentions(m: &ast::Module, f: &ast::Function, name: &str) -> bool {
         })
     }
     let body = |f: &ast::Function, n: &str| f.body.as_ref().is_some_and(|b| walk(&b.stmts, n));
-    let mut seen = vec![f.name.text.clone()];
+    let mut seen = vec![f.name.text.to_string()];
     let mut todo = vec![f];
     while let Some(g) = todo.pop() {
         if body(g, name) {
@@ -563,10 +565,10 @@ fn mentions(m: &ast::Module, f: &ast::Function, name: &str) -> bool {
         for item in &m.items {
             if let Item::Function(h) = item
                 && h.kind == AstKind::Func
-                && !seen.contains(&h.name.text)
+                && !seen.iter().any(|s| s.as_str() == h.name.text.as_str())
                 && body(g, &h.name.text)
             {
-                seen.push(h.name.text.clone());
+                seen.push(h.name.text.to_string());
                 todo.push(h);
             }
         }

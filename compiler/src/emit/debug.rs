@@ -293,7 +293,7 @@ fn locs(m: &ast::Module) -> Vec<(u32, u32, u32)> {
 fn labels(stmts: &[Stmt], out: &mut Vec<(String, u32)>) {
     for s in stmts {
         match s {
-            Stmt::Label(n) => out.push((n.text.clone(), n.span.start)),
+            Stmt::Label(n) => out.push((n.text.to_string(), n.span.start)),
             Stmt::Block(b) => labels(&b.stmts, out),
             _ => {}
         }
@@ -485,10 +485,10 @@ pub fn sections(
                 .iter()
                 .position(|s| s.is_some_and(|s| s >= at))
                 .map_or(f.text_size, |i| i as u64 * 16);
-            label_addr.insert(l, (f.ast.name.text.clone(), addr));
+            label_addr.insert(l, (f.ast.name.text.to_string(), addr));
         }
         for (p, off) in f.ast.params.iter().flatten().zip(&f.param_offsets) {
-            params.insert(p.decl.name.text.clone(), *off);
+            params.insert(p.decl.name.text.to_string(), *off);
         }
     }
     // Labels and `.local` variables (the `__local_depotN` of a `-g` module) of the functions
@@ -517,7 +517,7 @@ pub fn sections(
                 {
                     for d in &v.decls {
                         other_labels.insert(
-                            d.name.text.clone(),
+                            d.name.text.to_string(),
                             format!(
                                 ": it is a `.local` variable of `.func {f}`, which ptxc inlines \
                                  or drops (ptxas compiles it as a function of its own, with \
@@ -627,7 +627,7 @@ pub fn sections(
             _ => RelNames::None,
         };
         sections.push(DebugSection {
-            name: name.text.clone(),
+            name: name.text.to_string(),
             data: DataBlock {
                 data,
                 align: 1,

@@ -2,6 +2,7 @@
 //! everything a diagnostic may point at. Meaning (types, state spaces, which modifiers an opcode
 //! takes) is checked later by `check.rs` against the instruction table in `isa.rs`.
 
+use compact_str::CompactString;
 use std::fmt;
 
 /// A byte range in the source file.
@@ -31,14 +32,14 @@ impl Span {
 /// A name (identifier, directive word, modifier) with where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Name {
-    pub text: String,
+    pub text: CompactString,
     pub span: Span,
 }
 
 impl Name {
     pub fn new(text: &str, l: usize, r: usize) -> Name {
         Name {
-            text: text.to_string(),
+            text: CompactString::new(text),
             span: Span::new(l, r),
         }
     }

@@ -723,7 +723,7 @@ impl Checker {
         match item {
             Item::Var(v) => {
                 for d in &v.decls {
-                    if let Some(prev) = self.globals.get(&d.name.text) {
+                    if let Some(prev) = self.globals.get(d.name.text.as_str()) {
                         let prev = prev.span;
                         self.diags.push(
                             Diagnostic::error(
@@ -734,7 +734,7 @@ impl Checker {
                         );
                     } else {
                         self.globals.insert(
-                            d.name.text.clone(),
+                            d.name.text.to_string(),
                             VarInfo {
                                 space: v.space,
                                 span: d.name.span,
@@ -753,7 +753,7 @@ impl Checker {
                     params: f.params.as_ref().map_or(0, Vec::len),
                     returns: f.returns.as_ref().map_or(0, Vec::len),
                 };
-                match self.funcs.get_mut(&f.name.text) {
+                match self.funcs.get_mut(f.name.text.as_str()) {
                     Some(prev) if prev.defined && info.defined => {
                         let prev_span = prev.span;
                         self.diags.push(
@@ -772,12 +772,12 @@ impl Checker {
                         prev.is_extern &= info.is_extern;
                     }
                     None => {
-                        self.funcs.insert(f.name.text.clone(), info);
+                        self.funcs.insert(f.name.text.to_string(), info);
                     }
                 }
             }
             Item::Alias { alias, aliasee, .. } => {
-                if !self.funcs.contains_key(&aliasee.text) {
+                if !self.funcs.contains_key(aliasee.text.as_str()) {
                     self.error(aliasee.span, format!("Unknown symbol '{}'", aliasee.text));
                 }
                 let _ = alias;
@@ -860,8 +860,8 @@ impl Checker {
             }
             if let Some(ctx) = ctx.as_deref_mut() {
                 let scope = ctx.scopes.last_mut().expect("a scope");
-                let dup = scope.regs.contains_key(&d.name.text)
-                    || scope.vars.contains_key(&d.name.text)
+                let dup = scope.regs.contains_key(d.name.text.as_str())
+                    || scope.vars.contains_key(d.name.text.as_str())
                     || scope.families.iter().any(|(p, _, _)| *p == d.name.text);
                 if dup {
                     self.error(
@@ -874,14 +874,16 @@ impl Checker {
                     let Some((ty, width)) = info else { continue };
                     let reg = RegInfo { ty, width };
                     match d.range.as_ref().and_then(eval_const) {
-                        Some(n) => scope.families.push((d.name.text.clone(), n as u64, reg)),
+                        Some(n) => scope
+                            .families
+                            .push((d.name.text.to_string(), n as u64, reg)),
                         None => {
-                            scope.regs.insert(d.name.text.clone(), reg);
+                            scope.regs.insert(d.name.text.to_string(), reg);
                         }
                     }
                 } else {
                     scope.vars.insert(
-                        d.name.text.clone(),
+                        d.name.text.to_string(),
                         VarInfo {
                             space: v.space,
                             span: d.name.span,
@@ -960,8 +962,8 @@ impl Checker {
                 let mut names = Vec::new();
                 expr_names(e, &mut names);
                 for n in names {
-                    let known = self.globals.contains_key(&n.text)
-                        || self.funcs.contains_key(&n.text)
+                    let known = self.globals.contains_key(n.text.as_str())
+                        || self.funcs.contains_key(n.text.as_str())
                         || ctx.is_some_and(|c| c.lookup(&n.text).is_some())
                         || n.text == "WARP_SZ";
                     if !known {
@@ -1055,7 +1057,9 @@ impl Checker {
         if name.text == "_" {
             return;
         }
-        if scope.regs.contains_key(&name.text) || scope.vars.contains_key(&name.text) {
+        if scope.regs.contains_key(name.text.as_str())
+            || scope.vars.contains_key(name.text.as_str())
+        {
             self.error(
                 name.span,
                 format!("Duplicate definition of '{}'", name.text),
@@ -1064,11 +1068,13 @@ impl Checker {
         }
         match (p.space, info) {
             (Space::Reg, Some((ty, width))) => {
-                scope.regs.insert(name.text.clone(), RegInfo { ty, width });
+                scope
+                    .regs
+                    .insert(name.text.to_string(), RegInfo { ty, width });
             }
             _ => {
                 scope.vars.insert(
-                    name.text.clone(),
+                    name.text.to_string(),
                     VarInfo {
                         space: Space::Param,
                         span: name.span,
@@ -1175,7 +1181,7 @@ impl Checker {
         for s in stmts {
             match s {
                 Stmt::Label(n) => {
-                    if let Some(prev) = scope.labels.get(&n.text) {
+                    if let Some(prev) = scope.labels.get(n.text.as_str()) {
                         let prev = *prev;
                         self.diags.push(
                             Diagnostic::error(
@@ -1185,15 +1191,17 @@ impl Checker {
                             .with_note(Some(prev), "previous definition is here"),
                         );
                     } else {
-                        scope.labels.insert(n.text.clone(), n.span);
+                        scope.labels.insert(n.text.to_string(), n.span);
                     }
                 }
                 Stmt::CallPrototype(p) => {
-                    scope.target_lists.insert(p.name.text.clone(), p.name.span);
+                    scope
+                        .target_lists
+                        .insert(p.name.text.to_string(), p.name.span);
                 }
                 Stmt::Targets(t) => {
                     let name = &t.name;
-                    scope.target_lists.insert(name.text.clone(), name.span);
+                    scope.target_lists.insert(name.text.to_string(), name.span);
                 }
                 _ => {}
             }
@@ -1223,7 +1231,7 @@ impl Checker {
                         let ok = if branch {
                             ctx.label(&t.text).is_some()
                         } else {
-                            self.funcs.contains_key(&t.text)
+                            self.funcs.contains_key(t.text.as_str())
                         };
                         if !ok {
                             self.error(t.span, format!("Unknown symbol '{}'", t.text));
@@ -2229,7 +2237,7 @@ impl Checker {
         };
         match self.resolve(&name.text, ctx) {
             Resolved::Func => {
-                if let Some(f) = self.funcs.get(&name.text).cloned() {
+                if let Some(f) = self.funcs.get(name.text.as_str()).cloned() {
                     if f.kind == FunctionKind::Entry {
                         self.error(
                             name.span,
@@ -2246,7 +2254,7 @@ impl Checker {
                         );
                     }
                     if !f.defined && f.is_extern && !SYSCALLS.contains(&name.text.as_str()) {
-                        self.called_externs.push((name.text.clone(), name.span));
+                        self.called_externs.push((name.text.to_string(), name.span));
                     }
                 }
             }

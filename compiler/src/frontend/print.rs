@@ -156,7 +156,7 @@ impl Printer<'_> {
 }
 
 fn attr(a: &Attr) -> String {
-    let mut s = a.word.text.clone();
+    let mut s = a.word.text.to_string();
     if let Some(v) = &a.value {
         let _ = write!(s, " {}", expr(v));
     }
@@ -168,7 +168,7 @@ fn attr(a: &Attr) -> String {
 }
 
 fn declarator(d: &Declarator) -> String {
-    let mut s = d.name.text.clone();
+    let mut s = d.name.text.to_string();
     if let Some(r) = &d.range {
         let _ = write!(s, "<{}>", expr(r));
     }
@@ -202,7 +202,7 @@ fn directive(d: &Directive) -> String {
         .args
         .iter()
         .map(expr)
-        .chain(d.strings.iter().map(|n| n.text.clone()))
+        .chain(d.strings.iter().map(|n| n.text.to_string()))
         .collect();
     if !args.is_empty() {
         let _ = write!(s, " {}", args.join(", "));
@@ -256,7 +256,7 @@ pub fn expr(e: &Expr) -> String {
     match e {
         Expr::Name { name, component } => match component {
             Some(c) => format!("{}{}", name.text, c.text),
-            None => name.text.clone(),
+            None => name.text.to_string(),
         },
         Expr::Lit { text, .. } => text.clone(),
         Expr::Unary { op, arg, .. } => {

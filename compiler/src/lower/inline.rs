@@ -82,7 +82,7 @@ pub fn inline_calls<'k>(
         externs,
         next: 0,
         diags: Vec::new(),
-        stack: vec![kernel.name.text.clone()],
+        stack: vec![kernel.name.text.to_string()],
     };
     let mut out = kernel.clone();
     if let Some(body) = &mut out.body {
@@ -205,10 +205,10 @@ pub fn called_subroutines(f: &Function, subroutines: &FxHashSet<String>) -> Vec<
             match s {
                 Stmt::Instr(i) if i.opcode.text == "call" => {
                     if let Some(n) = call_target(i)
-                        && subs.contains(&n.text)
-                        && !out.contains(&n.text)
+                        && subs.contains(n.text.as_str())
+                        && !out.iter().any(|s| s.as_str() == n.text.as_str())
                     {
-                        out.push(n.text.clone());
+                        out.push(n.text.to_string());
                     }
                 }
                 Stmt::Block(b) => walk(&b.stmts, subs, out),
@@ -258,7 +258,7 @@ pub fn subroutine_body(
                     continue;
                 }
                 p.space = Space::Reg;
-                names.push(p.decl.name.text.clone());
+                names.push(p.decl.name.text.to_string());
             }
         }
     }
@@ -269,7 +269,7 @@ pub fn subroutine_body(
                 continue;
             }
             let Stmt::Instr(ins) = &*s else { continue };
-            let op = ins.opcode.text.clone();
+            let op = ins.opcode.text.to_string();
             let op = op.as_str();
             if !(op == "ld" || op == "st")
                 || ins.modifiers.first().is_none_or(|m| m.text != ".param")
@@ -302,7 +302,7 @@ pub fn subroutine_body(
             ins.modifiers.retain(|m| m.text != ".param");
             let reg = Operand::Expr(Expr::Name {
                 name: Name {
-                    text: name,
+                    text: name.into(),
                     span: ins.span,
                 },
                 component: None,
@@ -349,7 +349,7 @@ fn body_params(stmts: &[Stmt]) -> FxHashSet<String> {
     for s in stmts {
         match s {
             Stmt::Var(v) if v.space == Space::Param => {
-                out.extend(v.decls.iter().map(|d| d.name.text.clone()));
+                out.extend(v.decls.iter().map(|d| d.name.text.to_string()));
             }
             Stmt::Block(b) => out.extend(body_params(&b.stmts)),
             _ => {}
@@ -501,7 +501,7 @@ impl Inliner<'_> {
             };
             let call = call.clone();
             let name = call_target(&call)
-                .map(|n| n.text.clone())
+                .map(|n| n.text.to_string())
                 .unwrap_or_default();
             if call.guard.is_some() {
                 self.error(
@@ -628,7 +628,7 @@ impl Inliner<'_> {
             );
             return None;
         };
-        if self.stack.contains(&name.text) || depth >= MAX_DEPTH {
+        if self.stack.iter().any(|s| s.as_str() == name.text.as_str()) || depth >= MAX_DEPTH {
             self.error(
                 name.span,
                 format!(
@@ -680,7 +680,7 @@ impl Inliner<'_> {
         // callee's own call sites' slots: all are local memory now.
         let mut visible = params_visible.clone();
         visible.extend(body_params(&body));
-        self.stack.push(name.text.clone());
+        self.stack.push(name.text.to_string());
         self.block(&mut body, depth + 1, &visible);
         self.stack.pop();
         stmts.push(Stmt::Block(Block {
@@ -688,7 +688,7 @@ impl Inliner<'_> {
             span: call.span,
         }));
         stmts.push(Stmt::Label(Name {
-            text: ret_label,
+            text: ret_label.into(),
             span: call.span,
         }));
         stmts.extend(after);
@@ -702,11 +702,11 @@ impl Inliner<'_> {
 /// Binds one parameter: a `.param` parameter is renamed to the caller's argument; a `.reg`
 /// parameter is declared and moved into (arguments) or out of (results).
 fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: bool, span: Span) {
-    let pname = p.decl.name.text.clone();
+    let pname = p.decl.name.text.to_string();
     if p.space == Space::Param
         && let Some(a) = arg.as_name()
     {
-        r.map.insert(pname, a.text.clone());
+        r.map.insert(pname, a.text.to_string());
         return;
     }
     let new = format!("{pname}{}", r.tag);
@@ -729,7 +729,7 @@ fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: 
         attrs: p.attrs.clone(),
         decls: vec![Declarator {
             name: Name {
-                text: new.clone(),
+                text: new.clone().into(),
                 span,
             },
             range: None,
@@ -743,7 +743,10 @@ fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: 
         let (dst, src) = if input {
             (
                 Expr::Name {
-                    name: Name { text: new, span },
+                    name: Name {
+                        text: new.into(),
+                        span,
+                    },
                     component: None,
                 },
                 arg.clone(),
@@ -752,7 +755,10 @@ fn bind(r: &mut Renamer, out: &mut Vec<Stmt>, p: &ParamDecl, arg: &Expr, input: 
             (
                 arg.clone(),
                 Expr::Name {
-                    name: Name { text: new, span },
+                    name: Name {
+                        text: new.into(),
+                        span,
+                    },
                     component: None,
                 },
             )
@@ -801,27 +807,31 @@ impl Renamer {
                 Stmt::Var(v) => {
                     for d in &v.decls {
                         if d.range.is_some() {
-                            let p = d.name.text.clone();
+                            let p = d.name.text.to_string();
                             self.families.push((p.clone(), format!("{p}{}", self.tag)));
                         } else {
                             self.map
-                                .entry(d.name.text.clone())
+                                .entry(d.name.text.to_string())
                                 .or_insert_with(|| format!("{}{}", d.name.text, self.tag));
                         }
                     }
                 }
                 Stmt::Label(n) => {
                     self.map
-                        .insert(n.text.clone(), format!("{}{}", n.text, self.tag));
+                        .insert(n.text.to_string(), format!("{}{}", n.text, self.tag));
                 }
                 Stmt::Block(b) => self.collect(&b.stmts),
                 Stmt::CallPrototype(p) => {
-                    self.map
-                        .insert(p.name.text.clone(), format!("{}{}", p.name.text, self.tag));
+                    self.map.insert(
+                        p.name.text.to_string(),
+                        format!("{}{}", p.name.text, self.tag),
+                    );
                 }
                 Stmt::Targets(t) => {
-                    self.map
-                        .insert(t.name.text.clone(), format!("{}{}", t.name.text, self.tag));
+                    self.map.insert(
+                        t.name.text.to_string(),
+                        format!("{}{}", t.name.text, self.tag),
+                    );
                 }
                 _ => {}
             }
@@ -829,15 +839,15 @@ impl Renamer {
     }
 
     fn name(&self, n: &mut Name) {
-        if let Some(new) = self.map.get(&n.text) {
-            n.text = new.clone();
+        if let Some(new) = self.map.get(n.text.as_str()) {
+            n.text = new.clone().into();
             return;
         }
         let digits = n.text.len() - n.text.trim_end_matches(|c: char| c.is_ascii_digit()).len();
         if digits > 0 {
             let (prefix, num) = n.text.split_at(n.text.len() - digits);
             if let Some((_, new)) = self.families.iter().find(|(p, _)| p == prefix) {
-                n.text = format!("{new}{num}");
+                n.text = format!("{new}{num}").into();
             }
         }
     }
@@ -888,7 +898,7 @@ impl Renamer {
                             if let Some((_, new)) =
                                 self.families.iter().find(|(p, _)| *p == d.name.text)
                             {
-                                d.name.text = new.clone();
+                                d.name.text = new.clone().into();
                             }
                         } else {
                             self.name(&mut d.name);

@@ -317,11 +317,11 @@ pub(crate) fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> 
                     let sym = match v.space {
                         Space::Shared => Sym::Shared { offset: u32::MAX },
                         _ if let Some(kind) = OpaqueKind::of(&v.attrs) => Sym::Opaque {
-                            name: d.name.text.clone(),
+                            name: d.name.text.to_string(),
                             kind,
                         },
                         space => Sym::Global {
-                            name: d.name.text.clone(),
+                            name: d.name.text.to_string(),
                             space,
                             const_offset: if space == Space::Const {
                                 const_offsets
@@ -333,14 +333,17 @@ pub(crate) fn module_symbols(m: &ast::Module) -> FxHashMap<String, (Sym, Decl)> 
                             },
                         },
                     };
-                    out.insert(d.name.text.clone(), (sym, Decl(v.attrs.clone(), d.clone())));
+                    out.insert(
+                        d.name.text.to_string(),
+                        (sym, Decl(v.attrs.clone(), d.clone())),
+                    );
                 }
             }
             Item::Function(f) => {
                 out.insert(
-                    f.name.text.clone(),
+                    f.name.text.to_string(),
                     (
-                        Sym::Func(f.name.text.clone()),
+                        Sym::Func(f.name.text.to_string()),
                         Decl(
                             vec![],
                             Declarator {
@@ -568,7 +571,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             (FunctionKind::Entry, _) => {
                 offset = offset.next_multiple_of(align.max(1));
                 p.scopes[1].syms.insert(
-                    prm.decl.name.text.clone(),
+                    prm.decl.name.text.to_string(),
                     Sym::Param {
                         cbank_offset: PARAM_BASE + offset,
                         size,
@@ -580,7 +583,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
             (FunctionKind::Func, _) => {
                 p.scopes[1]
                     .syms
-                    .insert(prm.decl.name.text.clone(), Sym::FuncParam);
+                    .insert(prm.decl.name.text.to_string(), Sym::FuncParam);
             }
         }
     }
@@ -592,7 +595,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         }
         p.scopes[1]
             .syms
-            .insert(r.decl.name.text.clone(), Sym::FuncParam);
+            .insert(r.decl.name.text.to_string(), Sym::FuncParam);
     }
     p.frame.param_bytes = offset;
     let body = f.body.as_ref().expect("a definition");
@@ -710,16 +713,18 @@ fn declare_regs(p: &mut Plan<'_>, scope: usize, attrs: &[ast::Attr], d: &Declara
             }
             p.scopes[scope]
                 .families
-                .push((d.name.text.clone(), first, n as u32, ty));
+                .push((d.name.text.to_string(), first, n as u32, ty));
         }
         None => {
             // A vector register `.reg .v4 .f32 %v` is one variable of 4 × the element words.
             let var = p.ssa.new_var(VarInfo {
                 class,
                 words: words * vector as u8,
-                name: d.name.text.clone(),
+                name: d.name.text.to_string(),
             });
-            p.scopes[scope].regs.insert(d.name.text.clone(), (var, ty));
+            p.scopes[scope]
+                .regs
+                .insert(d.name.text.to_string(), (var, ty));
         }
     }
 }
@@ -734,11 +739,11 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
     for s in stmts {
         if let Stmt::Label(n) = s {
             p.blocks.push(PlannedBlock {
-                label: Some(n.text.clone()),
+                label: Some(n.text.to_string()),
                 ..PlannedBlock::default()
             });
             let id = BlockId(p.blocks.len() as u32 - 1);
-            p.scopes[scope].labels.insert(n.text.clone(), id);
+            p.scopes[scope].labels.insert(n.text.to_string(), id);
         }
     }
     for s in stmts {
@@ -755,7 +760,7 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
                         let off = p.frame.shared_bytes.next_multiple_of(align.max(1));
                         p.frame.shared_bytes = off + size;
                         p.scopes[scope].syms.insert(
-                            d.name.text.clone(),
+                            d.name.text.to_string(),
                             Sym::Shared {
                                 offset: SHARED_BASE + off,
                             },
@@ -769,20 +774,20 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
                         p.frame.local_bytes = off + size;
                         p.scopes[scope]
                             .syms
-                            .insert(d.name.text.clone(), Sym::Local { offset: off });
+                            .insert(d.name.text.to_string(), Sym::Local { offset: off });
                     }
                 }
                 Space::Param => {
                     for d in &v.decls {
                         p.scopes[scope]
                             .syms
-                            .insert(d.name.text.clone(), Sym::FuncParam);
+                            .insert(d.name.text.to_string(), Sym::FuncParam);
                     }
                 }
                 _ => {}
             },
             Stmt::Label(n) => {
-                let id = p.scopes[scope].labels[&n.text];
+                let id = p.scopes[scope].labels[n.text.as_str()];
                 let here = &mut p.blocks[cur.0 as usize];
                 if !ends_unconditionally(here) {
                     here.fallthrough = Some(id);
@@ -876,7 +881,7 @@ fn lower_function_once(
         plan.sub_params = names(&f.params);
         plan.sub_results = names(&f.returns);
     }
-    let mut mf = Function::new(f.name.text.clone(), f.kind == FunctionKind::Entry);
+    let mut mf = Function::new(f.name.text.to_string(), f.kind == FunctionKind::Entry);
     mf.span = f.name.span;
     // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
     if let Some(n) = f

@@ -164,7 +164,7 @@ impl Cx<'_> {
         }
         match self.sym(&name.text) {
             Some(sym) => Some(Addr {
-                base: Base::Sym(sym, name.text.clone()),
+                base: Base::Sym(sym, name.text.to_string()),
                 off,
                 span,
             }),

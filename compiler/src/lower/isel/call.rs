@@ -92,7 +92,7 @@ impl Cx<'_> {
             self.error(ins.span, "ptxc cannot lower a guarded `call` yet");
             return true;
         }
-        let internal = self.subroutines.contains(&callee.text);
+        let internal = self.subroutines.contains(callee.text.as_str());
         if internal {
             return self.call_subroutine(&callee.text, &rets, &args);
         }
@@ -188,7 +188,7 @@ impl Cx<'_> {
         // The callee's name rides along (unprinted) for the cubin's records.
         let mut ops = vec![
             Operand::use_(Reg::whole(addr, 2)),
-            Operand::new(OpKind::Func(callee.text.clone())),
+            Operand::new(OpKind::Func(callee.text.to_string())),
         ];
         ops.extend(implicit);
         self.emit_unguarded(Inst::new("CALL", &["ABS", "NOINC"], ops));

@@ -450,7 +450,7 @@ impl Cx<'_> {
 
     pub(super) fn unsupported(&mut self, ins: &ast::Instruction, opcode: &str, mods: &[Name]) {
         let full: String = std::iter::once(opcode.to_string())
-            .chain(mods.iter().map(|m| m.text.clone()))
+            .chain(mods.iter().map(|m| m.text.to_string()))
             .collect();
         self.error(
             ins.opcode
