@@ -128,20 +128,38 @@ impl SourceFile {
         out
     }
 
+    /// The source line and the caret line under it. A line longer than [`SNIPPET_WIDTH`]
+    /// characters (a `wgmma` with 64 accumulator registers is 600) is shown as a window
+    /// around the error's column, elided with `...` on the sides that are cut, and the `~`
+    /// run is cut at the window's end.
     fn snippet(&self, out: &mut String, span: Span) {
         let (line, col) = self.line_col(span.start);
         let text = self.line_text(line);
         let gutter = line.to_string().len().max(3);
-        let _ = writeln!(out, "{line:>gutter$} | {text}");
+        let chars: Vec<char> = text.chars().collect();
+        let at = (col - 1).min(chars.len());
+        let (from, to) = if chars.len() <= SNIPPET_WIDTH {
+            (0, chars.len())
+        } else {
+            let from = at.saturating_sub(SNIPPET_LEAD);
+            (from, (from + SNIPPET_WIDTH).min(chars.len()))
+        };
+        let shown: String = chars[from..to].iter().collect();
+        let (lead, tail) = (
+            if from > 0 { "..." } else { "" },
+            if to < chars.len() { "..." } else { "" },
+        );
+        let _ = writeln!(out, "{line:>gutter$} | {lead}{shown}{tail}");
         // The caret line copies tabs so that the caret lines up however tabs are shown.
-        let mut marker: String = text
-            .chars()
-            .take(col - 1)
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
+        let mut marker: String = lead.chars().map(|_| ' ').collect();
+        marker.extend(
+            chars[from..at]
+                .iter()
+                .map(|&c| if c == '\t' { '\t' } else { ' ' }),
+        );
         let (end_line, end_col) = self.line_col(span.end);
         let width = if end_line == line && end_col > col {
-            end_col - col
+            (end_col - col).min(to.saturating_sub(at)).max(1)
         } else {
             1
         };
@@ -150,6 +168,11 @@ impl SourceFile {
         let _ = writeln!(out, "{:>gutter$} | {marker}", "");
     }
 }
+
+/// The most characters of a source line a snippet shows.
+const SNIPPET_WIDTH: usize = 120;
+/// How many characters before the error's column a cut snippet keeps.
+const SNIPPET_LEAD: usize = 40;
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while !s.is_char_boundary(i) {
@@ -169,6 +192,37 @@ mod tests {
         assert_eq!(
             f.render(&d),
             "k.ptx:2:2: error: unknown opcode `foo`\n  2 | \tfoo.u32 %r1;\n    | \t^~~\n"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_shown_as_a_window_around_the_column() {
+        let operands: Vec<String> = (0..200).map(|k| format!("%r{k}")).collect();
+        let line = format!("\twgmma.x {{{}}}, %rd1;", operands.join(","));
+        let start = line.find("%r150").unwrap();
+        let f = SourceFile::new("w.ptx", &format!("{line}\n"));
+        let d = Diagnostic::error(Span::new(start, line.len()), "bad operand");
+        let r = f.render(&d);
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("w.ptx:1:{}: error: bad operand", start + 1)
+        );
+        // 120 characters of source between the elisions, starting 40 before the column.
+        let shown = lines[1].strip_prefix("  1 | ...").unwrap();
+        let shown = shown.strip_suffix("...").unwrap_or(shown);
+        assert!(shown.chars().count() <= SNIPPET_WIDTH);
+        assert_eq!(&shown[40..45], "%r150");
+        // The caret sits under the column, and the `~` run stops at the window's end.
+        let marker = lines[2].strip_prefix("    | ").unwrap();
+        assert_eq!(marker.find('^'), Some(3 + 40));
+        assert!(marker.chars().count() <= 3 + SNIPPET_WIDTH);
+        // A short line is shown whole.
+        let f = SourceFile::new("s.ptx", "\tadd.u32 %r1, %r2;\n");
+        let r = f.render(&Diagnostic::error(Span::new(10, 13), "x"));
+        assert!(
+            r.contains("  1 | \tadd.u32 %r1, %r2;\n    | \t         ^~~\n"),
+            "{r}"
         );
     }
 
