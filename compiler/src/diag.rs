@@ -200,7 +200,7 @@ mod tests {
         let operands: Vec<String> = (0..200).map(|k| format!("%r{k}")).collect();
         let line = format!("\twgmma.x {{{}}}, %rd1;", operands.join(","));
         let start = line.find("%r150").unwrap();
-        let f = SourceFile::new("w.ptx", &format!("{line}\n"));
+        let f = SourceFile::new("w.ptx", format!("{line}\n"));
         let d = Diagnostic::error(Span::new(start, line.len()), "bad operand");
         let r = f.render(&d);
         let lines: Vec<&str> = r.lines().collect();
