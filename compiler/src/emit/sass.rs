@@ -153,7 +153,14 @@ pub fn encode_function_with(
     let mut nops: BTreeMap<(usize, usize), (u32, bool)> = BTreeMap::new();
     for _ in 0..MAX_RELAYOUTS {
         let (mut out, origin) = lay_out(f, &nops)?;
-        let nodes = scoreboard::analyze(&out.instrs).map_err(|e| format!("`{}`: {e}", f.name))?;
+        // Each instruction is encoded once: the scoreboard pass reads the operand fields, and
+        // the control word is written into the same word afterwards.
+        let encoded = out
+            .instrs
+            .iter()
+            .map(|i| sass::Encoded::new(i).map_err(|e| format!("`{}`: `{i}`: {e}", f.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let nodes = scoreboard::analyze_encoded(&out.instrs, &encoded);
         let assigned = scoreboard::assign_nodes(&out.instrs, &nodes, opts);
         let mut more = false;
         for (k, w) in assigned.why.iter().enumerate() {
@@ -180,9 +187,10 @@ pub fn encode_function_with(
             i.ctrl = *c;
         }
         out.why = assigned.why;
-        for i in &out.instrs {
+        for (i, e) in out.instrs.iter().zip(&encoded) {
             out.words.push(
-                sass::encode(i).map_err(|e| format!("cannot encode `{i}` in `{}`: {e}", f.name))?,
+                e.with_ctrl(i)
+                    .map_err(|e| format!("cannot encode `{i}` in `{}`: {e}", f.name))?,
             );
         }
         return Ok(out);

@@ -54,7 +54,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::target::sm90a::latency::{self, Kind, OpClass, Operand};
-use crate::target::sm90a::{Ctrl, Instr, OperandKind, Reg, RegFile, encode_with_form};
+use crate::target::sm90a::{Ctrl, Encoded, Instr, OperandKind, Reg, RegFile};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -183,6 +183,15 @@ fn target_addr(i: &Instr) -> Option<u64> {
 
 /// Analyses a function's instructions (at their addresses).
 pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
+    let encoded = code
+        .iter()
+        .map(|i| Encoded::new(i).map_err(|e| format!("`{i}`: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(analyze_encoded(code, &encoded))
+}
+
+/// [`analyze`] of instructions already encoded (`encoded[k]` is `code[k]`'s).
+pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
     let m = latency::model();
     let by_addr: HashMap<u64, usize> = code.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
     // Padding: a BRA to itself followed only by NOPs, at the end.
@@ -199,8 +208,8 @@ pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
         }
     }
     let mut out = Vec::with_capacity(code.len());
-    for (k, i) in code.iter().enumerate() {
-        let (form, w) = encode_with_form(i).map_err(|e| format!("`{i}`: {e}"))?;
+    for (k, (i, e)) in code.iter().zip(encoded).enumerate() {
+        let (form, w) = (e.form, e.word);
         let acc = crate::target::sm90a::roles::accesses_of(form, &w);
         let guard = (!i.guard.is_always()).then_some((i.guard.pred.file, i.guard.pred.num));
         let mut reads = Vec::new();
@@ -241,7 +250,7 @@ pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
             awaits_completions: awaits_completions(i),
         });
     }
-    Ok(out)
+    out
 }
 
 /// Memory-ordering instructions that ptxas makes the next instruction wait for, through a

@@ -86,6 +86,76 @@ pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), Enco
         .unwrap_or_else(|| EncodeError::UnknownOpcode(opcode.text())))
 }
 
+/// An instruction encoded but for its control bits: what the scoreboard pass reads (the
+/// form and the operand fields) and what [`Encoded::with_ctrl`] completes once the pass has
+/// chosen the control word, without matching the forms a second time.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoded {
+    pub form: &'static Form,
+    /// The word with the instruction's control bits at the time (they do not affect the
+    /// operand fields).
+    pub word: [u64; 2],
+    /// The reuse flags the operands ask for.
+    reuse: u8,
+    /// Whether `form` is the first form that binds (else the control bits chose it, and
+    /// [`Encoded::with_ctrl`] searches again).
+    first: bool,
+}
+
+impl Encoded {
+    /// Encodes `instr` (its control word included): the same form and word as
+    /// [`encode_with_form`] gives.
+    ///
+    /// The form is the first whose modifiers and operands bind. Control bits only decide
+    /// between forms when that form refuses them (a yield with stall 0, a scoreboard on a
+    /// form that sets none); then the whole search runs again with them, here and in
+    /// [`Encoded::with_ctrl`], so the result is always [`encode_with_form`]'s.
+    pub fn new(instr: &Instr) -> Result<Encoded, EncodeError> {
+        let t = tables();
+        let opcode = OpcodeText(instr);
+        for &id in t.by_name(instr.mnemonic) {
+            let f = &t.forms[id];
+            if let Ok((w, reuse)) = bind_fields(f, instr, &opcode) {
+                if let Ok(word) = apply_ctrl(f, w, instr.ctrl, reuse, &opcode) {
+                    return Ok(Encoded {
+                        form: f,
+                        word,
+                        reuse,
+                        first: true,
+                    });
+                }
+                break;
+            }
+        }
+        // No form binds, or the first that binds refuses the control bits: the full search
+        // (its error, or a later form).
+        let (form, word) = encode_with_form(instr)?;
+        let reuse = bind_fields(form, instr, &opcode).map_or(0, |(_, r)| r);
+        Ok(Encoded {
+            form,
+            word,
+            reuse,
+            first: false,
+        })
+    }
+
+    /// The final word of `instr` (the instruction this was encoded from, now carrying its
+    /// control word): the same as [`encode`] gives.
+    pub fn with_ctrl(&self, instr: &Instr) -> Result<[u64; 2], EncodeError> {
+        if !self.first {
+            return encode(instr);
+        }
+        apply_ctrl(
+            self.form,
+            self.word,
+            instr.ctrl,
+            self.reuse,
+            &OpcodeText(instr),
+        )
+        .or_else(|_| encode(instr))
+    }
+}
+
 /// The opcode with its modifiers (`LDG.E.64`), for error messages: built only when one is
 /// reported (building it for every instruction cost 6% of encoding).
 #[derive(Clone, Copy)]
@@ -104,6 +174,13 @@ const MAX_MODS: usize = 32;
 type Fail = (usize, EncodeError);
 
 fn bind(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<[u64; 2], Fail> {
+    let (w, reuse) = bind_fields(f, instr, opcode)?;
+    apply_ctrl(f, w, instr.ctrl, reuse, opcode).map_err(|e| (3000, e))
+}
+
+/// Everything of `bind` but the control bits: the word, and the reuse flags the operands ask
+/// for (`R2.reuse`).
+fn bind_fields(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<([u64; 2], u8), Fail> {
     let mut w = f.base;
     // Guard.
     let gfile = if f.uguard {
@@ -218,62 +295,59 @@ fn bind(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<[u64; 2], Fail> 
         }
     }
 
-    // Control bits.
-    let mut ctrl = instr.ctrl;
+    Ok((w, reuse))
+}
+
+/// Writes the control bits into an encoded word, with the reuse flags the operands ask for,
+/// after checking them against the form (yield needs a stall of 1-11; forms that take no wait
+/// mask or scoreboard).
+fn apply_ctrl(
+    f: &Form,
+    mut w: [u64; 2],
+    ctrl: Ctrl,
+    reuse: u8,
+    opcode: &OpcodeText,
+) -> Result<[u64; 2], EncodeError> {
+    let mut ctrl = ctrl;
     ctrl.reuse |= reuse;
     if ctrl.yield_ && (ctrl.stall == 0 || ctrl.stall >= 12) {
-        return Err((
-            3000,
-            EncodeError::Other {
-                opcode: opcode.text(),
-                reason: format!(
-                    "control bits: bit 109 (yield) needs a stall of 1-11, not {}",
-                    ctrl.stall
-                ),
-            },
-        ));
+        return Err(EncodeError::Other {
+            opcode: opcode.text(),
+            reason: format!(
+                "control bits: bit 109 (yield) needs a stall of 1-11, not {}",
+                ctrl.stall
+            ),
+        });
     }
     if f.nowait && ctrl.wait != 0 {
-        return Err((
-            3000,
-            EncodeError::Other {
-                opcode: opcode.text(),
-                reason: "control bits: this instruction takes no scoreboard wait mask".into(),
-            },
-        ));
+        return Err(EncodeError::Other {
+            opcode: opcode.text(),
+            reason: "control bits: this instruction takes no scoreboard wait mask".into(),
+        });
     }
     if f.nowbar && ctrl.wbar != 7 {
-        return Err((
-            3000,
-            EncodeError::Other {
-                opcode: opcode.text(),
-                reason: format!(
-                    "control bits: this instruction sets no write scoreboard (SB{} given)",
-                    ctrl.wbar
-                ),
-            },
-        ));
+        return Err(EncodeError::Other {
+            opcode: opcode.text(),
+            reason: format!(
+                "control bits: this instruction sets no write scoreboard (SB{} given)",
+                ctrl.wbar
+            ),
+        });
     }
     if f.norbar && ctrl.rbar != 7 {
-        return Err((
-            3000,
-            EncodeError::Other {
-                opcode: opcode.text(),
-                reason: format!(
-                    "control bits: this instruction sets no read scoreboard (SB{} given)",
-                    ctrl.rbar
-                ),
-            },
-        ));
+        return Err(EncodeError::Other {
+            opcode: opcode.text(),
+            reason: format!(
+                "control bits: this instruction sets no read scoreboard (SB{} given)",
+                ctrl.rbar
+            ),
+        });
     }
     if ctrl.stall > 15 || ctrl.wbar > 7 || ctrl.rbar > 7 || ctrl.wait > 63 || ctrl.reuse > 15 {
-        return Err((
-            3000,
-            EncodeError::Other {
-                opcode: opcode.text(),
-                reason: "control field out of range".into(),
-            },
-        ));
+        return Err(EncodeError::Other {
+            opcode: opcode.text(),
+            reason: "control field out of range".into(),
+        });
     }
     w[1] = (w[1] & !CTRL_MASK_HI) | ctrl.to_hi();
     Ok(w)

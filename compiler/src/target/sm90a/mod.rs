@@ -74,7 +74,7 @@ pub mod sample;
 pub mod tables;
 
 pub use decode::{DecodeError, decode, decode_at, decode_with_form};
-pub use encode::{EncodeError, encode, encode_with_form};
+pub use encode::{EncodeError, Encoded, encode, encode_with_form};
 pub use form::{Form, Latency};
 pub use model::*;
 pub use ops::Width;
