@@ -537,15 +537,14 @@ impl Cx<'_> {
             _ => return None,
         };
         let (var, _) = self.var(name)?;
-        let info = self.ssa.var(var).clone();
-        let vreg = self
-            .f
-            .new_vreg(info.class, info.words, Some(info.name.clone()));
+        let info = self.ssa.var(var);
+        let (class, words, name) = (info.class, info.words, info.name.clone());
+        let vreg = self.f.new_vreg(class, words, Some(name));
         let prior = self.guard.map(|_| self.ssa.read(self.f, var, self.cur));
         Some(Dst {
             var,
             vreg,
-            words: info.words,
+            words,
             prior,
         })
     }
