@@ -14,7 +14,7 @@
 
 use super::Pass;
 use crate::mir::{Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
-use crate::passes::regalloc::call_clobbers;
+use crate::passes::regalloc::{call_clobbers, slow_path_clobbers};
 
 pub struct Prologue;
 
@@ -98,6 +98,17 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
                             && !saved.contains(&n) =>
                     {
                         saved.push(n);
+                    }
+                    // A slow path's callers keep predicates from P4 on across the call.
+                    RegClass::Pred
+                        if n != 7
+                            && crate::lower::slow_path::kind(&f.name).is_some()
+                            && !slow_path_clobbers(reg.class, n.into()) =>
+                    {
+                        return Err(format!(
+                            "internal error: the slow path `{}` writes P{n}, which its callers                              keep",
+                            f.name
+                        ));
                     }
                     RegClass::Ugpr if n != 63 && !call_clobbers(reg.class, n.into()) => {
                         return Err(format!(
