@@ -1483,6 +1483,62 @@ fn ieee_slow_paths_are_subroutines() {
     }
 }
 
+/// The f64 slow paths too: `rcp.rn.f64` and `rsqrt.approx.f64` call theirs from the fast
+/// path's fall-through, `rcp.{rm,rp,rz}.f64` call one for the whole operation; the names,
+/// their order and numbering, and the calls are ptxas's.
+#[test]
+fn f64_slow_paths_are_subroutines() {
+    let name = "f64_slow_paths";
+    let text = kernel(
+        name,
+        "rcp.rn.f64 %fd4, %fd1; rsqrt.approx.f64 %fd5, %fd2; rcp.rz.f64 %fd6, %fd3; \
+         rcp.rm.f64 %fd7, %fd1; rcp.rp.f64 %fd8, %fd2; \
+         st.global.f64 [%out], %fd4; st.global.f64 [%out+8], %fd5; \
+         st.global.f64 [%out+16], %fd6; st.global.f64 [%out+24], %fd7; \
+         st.global.f64 [%out+32], %fd8;",
+    );
+    let want = [
+        "$__internal_0_$__cuda_sm20_dblrcp_rn_slowpath_v3",
+        "$__internal_1_$__cuda_sm20_drsqrt_f64_slowpath_v2",
+        "$__internal_2_$__cuda_sm20_rcp_rd_f64",
+        "$__internal_3_$__cuda_sm20_rcp_ru_f64",
+        "$__internal_4_$__cuda_sm20_rcp_rz_f64",
+    ];
+    let path = tempdir().join("f64_slow_paths.ptx");
+    std::fs::write(&path, &text).unwrap();
+    if let Some(res) = ptxc_tests::ptxas(&path, &[]) {
+        let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles it"))
+            .expect("ptxas's cubin reads");
+        let f = &cubin.functions[0];
+        let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, want, "ptxas");
+        assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxas");
+    }
+    let src = SourceFile::new(name.to_string(), text.clone());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
+    let encoded = driver::encode(&lowered).unwrap();
+    let (built, _) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .unwrap();
+    let f = &built.cubin.functions[0];
+    let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, want, "ptxc");
+    assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxc");
+    let lines = our_lines(&encoded[0]);
+    let count = |p: &str| lines.iter().filter(|l| l.starts_with(p)).count();
+    assert_eq!(count("CALL.REL.NOINC"), 5, "{lines:?}");
+    assert_eq!(count("RET.REL.NODEC R20 0x0"), 5, "{lines:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // A small SASS interpreter, to run what the recipes emit on many inputs and compare the results
 // with Rust's arithmetic. It knows the integer instructions (and the few float conversions the

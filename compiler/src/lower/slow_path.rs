@@ -1,8 +1,10 @@
 //! ptxas's slow-path subroutines: the rarely taken part of an IEEE-rounded recipe
-//! (`div.rn.f32`, …; `isel/fdiv.rs`) is not inline in the kernel but a subroutine of it, reached
-//! with `CALL.REL.NOINC` from the fast path's fall-through and returning with
-//! `RET.REL.NODEC Rx 0x0`. What ptxas 13.1 does (`tests/tests/isel_arith.rs`,
-//! `div_rn_slow_path_is_a_subroutine`, compiles such kernels with ptxas and asserts it):
+//! (`div.rn.f32`, `sqrt.rn.f32`, `rcp.rn.f64`, `rsqrt.approx.f64`; `isel/fdiv.rs`) is not inline
+//! in the kernel but a subroutine of it, reached with `CALL.REL.NOINC` from the fast path's
+//! fall-through and returning with `RET.REL.NODEC Rx 0x0`; `rcp.{rz,rm,rp}.f64` is such a
+//! subroutine as a whole (`isel/drcp.rs`). What ptxas 13.1 does (`tests/tests/isel_arith.rs`,
+//! `ieee_slow_paths_are_subroutines` and `f64_slow_paths_are_subroutines` compile such kernels with
+//! ptxas and assert it):
 //!
 //! | Fact | Evidence (ptxas -arch sm_90a) |
 //! |---|---|
@@ -32,6 +34,31 @@ pub struct SlowPath {
 /// The slow paths ptxc emits as subroutines, in ptxas's placement order (by name: every
 /// kernel of the evidence has them sorted so).
 pub const SLOW_PATHS: &[SlowPath] = &[
+    SlowPath {
+        name: "__cuda_sm20_dblrcp_rn_slowpath_v3",
+        params: "(.reg .f64 %r) __cuda_sm20_dblrcp_rn_slowpath_v3(.reg .f64 %a)",
+        body: "rcp.rn.f64 %r, %a;",
+    },
+    SlowPath {
+        name: "__cuda_sm20_drsqrt_f64_slowpath_v2",
+        params: "(.reg .f64 %r) __cuda_sm20_drsqrt_f64_slowpath_v2(.reg .f64 %a)",
+        body: "rsqrt.approx.f64 %r, %a;",
+    },
+    SlowPath {
+        name: "__cuda_sm20_rcp_rd_f64",
+        params: "(.reg .f64 %r) __cuda_sm20_rcp_rd_f64(.reg .f64 %a)",
+        body: "rcp.rm.f64 %r, %a;",
+    },
+    SlowPath {
+        name: "__cuda_sm20_rcp_ru_f64",
+        params: "(.reg .f64 %r) __cuda_sm20_rcp_ru_f64(.reg .f64 %a)",
+        body: "rcp.rp.f64 %r, %a;",
+    },
+    SlowPath {
+        name: "__cuda_sm20_rcp_rz_f64",
+        params: "(.reg .f64 %r) __cuda_sm20_rcp_rz_f64(.reg .f64 %a)",
+        body: "rcp.rz.f64 %r, %a;",
+    },
     SlowPath {
         name: "__cuda_sm20_sqrt_rn_f32_slowpath",
         params: "(.reg .f32 %r) __cuda_sm20_sqrt_rn_f32_slowpath(.reg .f32 %a)",

@@ -4,8 +4,8 @@
 //! and `sqrt.rn` is a subroutine of the kernel (`lower/slow_path.rs`): the fast path branches
 //! over a `CALL.REL.NOINC` to it, and the subroutine's body is the same instruction selected in
 //! a function with the slow path's name, which emits the slow part only (`fdiv_rn_slow`,
-//! `fsqrt_rn_slow`). The f64 reciprocal and reciprocal root keep their slow paths inline, in
-//! blocks of their own (a branch over them on the fast path).
+//! `fsqrt_rn_slow`). The same holds for `rcp.rn.f64` (`drcp_rn_slow`) and `rsqrt.approx.f64`
+//! (`drsqrt_approx_slow`).
 //!
 //! Values that merge where the paths join are SSA variables of their own (`%fdiv.*`), so the
 //! SSA builder places the PHIs.
@@ -628,8 +628,11 @@ impl Cx<'_> {
     /// or subnormal a (scaled by 2^106).
     fn drcp_rn(&mut self, a: Reg) -> Reg {
         use super::arith::wd;
+        if self.is_slow_path_body() {
+            return self.drcp_rn_slow(a);
+        }
         let res = self.f_var64("rcp");
-        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let hi = wd(a, 1);
         let rh = self.a_mk("MUFU", &["RCP64H"], vec![u(hi)]);
         let rl = self.a_mk("IADD3", &[], vec![u(hi), im(0x30_0402), rz()]);
         let ok = self.a_mkp(
@@ -640,9 +643,22 @@ impl Cx<'_> {
         let r = self.f_pair(u(rl), u(rh));
         let x = self.f_newton64(a, r);
         self.f_set(res, x);
-        let [slow, not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<8>();
+        // The slow path: a call to ptxas's subroutine on the fall-through.
+        let [slow, join] = self.f_blocks::<2>();
         self.f_br_if(ok, false, join, slow);
-        // slow
+        let v = self.call_slow_path("__cuda_sm20_dblrcp_rn_slowpath_v3", &[a], 2);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::drcp_rn`], the body of ptxas's subroutine
+    /// (`__cuda_sm20_dblrcp_rn_slowpath_v3`).
+    fn drcp_rn_slow(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rcp");
+        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let [not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<7>();
         let t = self.a_lop(u(hi), im(0x7fff_ffff), 0xc0);
         let seed = self.a_mk("IADD3", &[], vec![u(t), im(-0x10_0000), rz()]);
         let nan = self.a_mkp(
@@ -745,9 +761,11 @@ impl Cx<'_> {
     /// subnormals scaled by 2^54 (the root by 2^27).
     fn drsqrt_approx(&mut self, a: Reg) -> Reg {
         use super::arith::wd;
+        if self.is_slow_path_body() {
+            return self.drsqrt_approx_slow(a);
+        }
         let res = self.f_var64("rsqrt");
-        let (lo, hi) = (wd(a, 0), wd(a, 1));
-        let _ = lo;
+        let hi = wd(a, 1);
         let rh = self.a_mk("MUFU", &["RSQ64H"], vec![u(hi)]);
         let r = self.f_pair(im(0), u(rh));
         let x = self.a_mk("IADD3", &[], vec![u(hi), im(-0x10_0000), rz()]);
@@ -758,9 +776,23 @@ impl Cx<'_> {
         );
         let v = self.f_rsq_refine(a, r);
         self.f_set(res, v);
-        let [slow, not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<7>();
+        // The slow path: a call to ptxas's subroutine on the fall-through.
+        let [slow, join] = self.f_blocks::<2>();
         self.f_br_if(special, true, join, slow);
-        // slow: zero → a signed infinity.
+        let v = self.call_slow_path("__cuda_sm20_drsqrt_f64_slowpath_v2", &[a], 2);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::drsqrt_approx`], the body of ptxas's subroutine
+    /// (`__cuda_sm20_drsqrt_f64_slowpath_v2`).
+    fn drsqrt_approx_slow(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rsqrt");
+        let hi = wd(a, 1);
+        let [not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<6>();
+        // zero → a signed infinity.
         let sign = self.a_lop(u(hi), im(0x8000_0000), 0xc0);
         let nz = self.a_mkp(
             "DSETP",
