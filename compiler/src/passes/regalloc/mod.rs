@@ -180,12 +180,16 @@ pub fn call_clobbers(class: RegClass, r: usize) -> bool {
 /// slow path does not write).
 pub const SLOW_PATH_PREDICATES: usize = 4;
 
-/// Whether a call to one of ptxas's slow paths may overwrite register `r` of `class`: those of
-/// [`call_clobbers`], except the predicates from [`SLOW_PATH_PREDICATES`] on.
+/// Whether a call to one of ptxas's slow paths may overwrite register `r` of `class`: the
+/// general registers of [`call_clobbers`] and the predicates below [`SLOW_PATH_PREDICATES`].
+/// The slow paths compute per thread and write no uniform register (the `prologue` pass
+/// refuses one that does), so uniform values stay where they are across the call, as in
+/// ptxas's code (`ULDC.64 UR4, c[0x0][0x208]` before a division's call, used after it).
 pub fn slow_path_clobbers(class: RegClass, r: usize) -> bool {
     match class {
         RegClass::Pred => r < SLOW_PATH_PREDICATES,
-        _ => call_clobbers(class, r),
+        RegClass::Ugpr | RegClass::UPred => false,
+        RegClass::Gpr => call_clobbers(class, r),
     }
 }
 
@@ -323,10 +327,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             } else {
                 call_clobbers
             };
-            if crosses
-                && matches!(class, RegClass::Pred | RegClass::UPred)
-                && !(class == RegClass::Pred && only_slow_paths)
-            {
+            if crosses && matches!(class, RegClass::Pred | RegClass::UPred) && !only_slow_paths {
                 return Err(format!(
                     "ptxc cannot keep a predicate live across a call yet (`{}`; ptxas saves them \
                      in general registers with P2R)",
