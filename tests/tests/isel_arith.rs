@@ -1408,6 +1408,137 @@ fn ieee_div_sqrt_paths() {
     }
 }
 
+/// The slow paths of div.rn.f32 and sqrt.rn.f32 are ptxas's subroutines (`lower/slow_path.rs`):
+/// one per kind, shared by the kernel's call sites, after its `EXIT`, reached with
+/// `CALL.REL.NOINC` and left with `RET.REL.NODEC`, named `$__internal_<n>_$<name>` in name order,
+/// and the kernel has `EIATTR_CRS_STACK_SIZE` — as in ptxas's cubin of the same kernel.
+#[test]
+fn ieee_slow_paths_are_subroutines() {
+    use ptxc::emit::model::Linkage::Weak;
+    let name = "slow_paths";
+    let text = kernel(
+        name,
+        "div.rn.f32 %f4, %f1, %f2; div.rn.f32 %f5, %f4, %f3; sqrt.rn.f32 %f6, %f5; \
+         st.global.f32 [%out], %f6; st.global.f32 [%out+4], %f4;",
+    );
+    let want = [
+        "$__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath",
+        "$__internal_1_$__cuda_sm3x_div_rn_noftz_f32_slowpath",
+    ];
+    // ptxas: the shape this follows.
+    let dir = tempdir();
+    let path = dir.join("slow_paths.ptx");
+    std::fs::write(&path, &text).unwrap();
+    if let Some(res) = ptxc_tests::ptxas(&path, &[]) {
+        let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles it"))
+            .expect("ptxas's cubin reads");
+        let f = &cubin.functions[0];
+        let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, want, "ptxas");
+        assert!(f.subroutines.iter().all(|s| s.linkage == Weak), "ptxas");
+        assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxas");
+    }
+    // ptxc.
+    let src = SourceFile::new(name.to_string(), text.clone());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
+    let encoded = driver::encode(&lowered).unwrap();
+    let (built, _) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .unwrap();
+    let f = &built.cubin.functions[0];
+    let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, want, "ptxc");
+    assert!(f.subroutines.iter().all(|s| s.linkage == Weak), "ptxc");
+    assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxc");
+    let lines = our_lines(&encoded[0]);
+    let offsets: Vec<u64> = f.subroutines.iter().map(|s| s.offset).collect();
+    // The kernel's code ends with EXIT; each subroutine with its RET.
+    let first = (offsets[0] / 16) as usize;
+    assert!(lines[first - 1].starts_with("EXIT"), "{lines:?}");
+    let calls: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("CALL.REL.NOINC"))
+        .collect();
+    assert_eq!(calls.len(), 3, "{lines:?}");
+    for (call, target) in calls.iter().zip([offsets[1], offsets[1], offsets[0]]) {
+        assert_eq!(**call, format!("CALL.REL.NOINC {target:#x}"), "{lines:?}");
+    }
+    let rets: Vec<usize> = (0..lines.len())
+        .filter(|&k| lines[k].starts_with("RET.REL.NODEC R20 0x0"))
+        .collect();
+    assert_eq!(rets.len(), 2, "{lines:?}");
+    assert!(rets[0] < (offsets[1] / 16) as usize && rets[1] > (offsets[1] / 16) as usize);
+    if let Some(nvdisasm) = require(Tool::Nvdisasm, "isel-arith slow paths") {
+        let theirs = nvdisasm_lines(&nvdisasm, &encoded[0].words[..encoded[0].code_len]).unwrap();
+        assert_eq!(theirs, lines);
+    }
+}
+
+/// The f64 slow paths too: `rcp.rn.f64` and `rsqrt.approx.f64` call theirs from the fast
+/// path's fall-through, `rcp.{rm,rp,rz}.f64` call one for the whole operation; the names,
+/// their order and numbering, and the calls are ptxas's.
+#[test]
+fn f64_slow_paths_are_subroutines() {
+    let name = "f64_slow_paths";
+    let text = kernel(
+        name,
+        "rcp.rn.f64 %fd4, %fd1; rsqrt.approx.f64 %fd5, %fd2; rcp.rz.f64 %fd6, %fd3; \
+         rcp.rm.f64 %fd7, %fd1; rcp.rp.f64 %fd8, %fd2; \
+         st.global.f64 [%out], %fd4; st.global.f64 [%out+8], %fd5; \
+         st.global.f64 [%out+16], %fd6; st.global.f64 [%out+24], %fd7; \
+         st.global.f64 [%out+32], %fd8;",
+    );
+    let want = [
+        "$__internal_0_$__cuda_sm20_dblrcp_rn_slowpath_v3",
+        "$__internal_1_$__cuda_sm20_drsqrt_f64_slowpath_v2",
+        "$__internal_2_$__cuda_sm20_rcp_rd_f64",
+        "$__internal_3_$__cuda_sm20_rcp_ru_f64",
+        "$__internal_4_$__cuda_sm20_rcp_rz_f64",
+    ];
+    let path = tempdir().join("f64_slow_paths.ptx");
+    std::fs::write(&path, &text).unwrap();
+    if let Some(res) = ptxc_tests::ptxas(&path, &[]) {
+        let cubin = ptxc::emit::read::read(res.cubin.as_ref().expect("ptxas compiles it"))
+            .expect("ptxas's cubin reads");
+        let f = &cubin.functions[0];
+        let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, want, "ptxas");
+        assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxas");
+    }
+    let src = SourceFile::new(name.to_string(), text.clone());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
+    let encoded = driver::encode(&lowered).unwrap();
+    let (built, _) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .unwrap();
+    let f = &built.cubin.functions[0];
+    let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, want, "ptxc");
+    assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxc");
+    let lines = our_lines(&encoded[0]);
+    let count = |p: &str| lines.iter().filter(|l| l.starts_with(p)).count();
+    assert_eq!(count("CALL.REL.NOINC"), 5, "{lines:?}");
+    assert_eq!(count("RET.REL.NODEC R20 0x0"), 5, "{lines:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // A small SASS interpreter, to run what the recipes emit on many inputs and compare the results
 // with Rust's arithmetic. It knows the integer instructions (and the few float conversions the
@@ -1577,11 +1708,19 @@ mod sim {
                 if i.mnemonic == "EXIT" {
                     return Ok(());
                 }
-                if i.mnemonic == "BRA" {
+                if i.mnemonic == "BRA" || i.mnemonic == "CALL" {
                     let OperandKind::Int(t) = i.operands.last().unwrap().kind else {
-                        return Err("BRA".into());
+                        return Err(i.mnemonic.into());
                     };
                     pc = (t as u64 / 16) as usize;
+                    continue;
+                }
+                if i.mnemonic == "RET" {
+                    // `RET.REL.NODEC Rn 0x0`: back to the section offset in Rn.
+                    let OperandKind::RegTarget(r, _) = i.operands[0].kind else {
+                        return Err("RET".into());
+                    };
+                    pc = (self.r[r.num as usize] / 16) as usize;
                     continue;
                 }
                 self.exec(i).map_err(|e| format!("{i}: {e}"))?;

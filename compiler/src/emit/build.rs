@@ -134,6 +134,22 @@ pub fn build(
             Err(mut d) => diags.append(&mut d),
         }
     }
+    // ptxas's slow paths are `$__internal_<n>_$<name>`, n counting them over the module in
+    // processing order (reverse PTX order, PTX order in a debug build; `lower/slow_path.rs`).
+    let mut n = 0;
+    let order: Vec<usize> = if debug {
+        (0..cubin.functions.len()).collect()
+    } else {
+        (0..cubin.functions.len()).rev().collect()
+    };
+    for fi in order {
+        for s in &mut cubin.functions[fi].subroutines {
+            if crate::lower::slow_path::kind(&s.name).is_some() {
+                s.name = crate::lower::slow_path::symbol_name(&s.name, n);
+                n += 1;
+            }
+        }
+    }
     if debug && diags.is_empty() {
         debug_build(checked, encoded, &mut cubin, &mut diags);
     }
@@ -917,9 +933,16 @@ fn kernel(
             .iter()
             .find(|s| s.1 == *name)
             .map_or(0, |s| s.2);
+        // A slow path keeps its bare name here, `build` numbers it; its symbol is weak
+        // (`lower/slow_path.rs`).
+        let (symbol, linkage) = if crate::lower::slow_path::kind(name).is_some() {
+            (name.clone(), Linkage::Weak)
+        } else {
+            (format!("${}${name}", f.name), Linkage::Local)
+        };
         f.subroutines.push(Subroutine {
-            name: format!("${}${name}", f.name),
-            linkage: Linkage::Local,
+            name: symbol,
+            linkage,
             offset: u64::from(*offset),
             frame_size,
             unwind: Unwind {

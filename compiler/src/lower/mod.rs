@@ -16,6 +16,7 @@
 pub mod inline;
 pub mod isel;
 pub mod link;
+pub mod slow_path;
 pub mod ssa;
 
 use crate::diag::Diagnostic;
@@ -180,6 +181,41 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
             Err(mut d) => diags.append(&mut d),
         }
     }
+    // ptxas's slow paths the code calls (`slow_path.rs`), each lowered once.
+    let mut slow: Vec<usize> = out
+        .module
+        .functions
+        .iter()
+        .chain(&out.subroutines)
+        .flat_map(|f| f.blocks.iter().flat_map(|b| &b.insts))
+        .filter(|i| i.mnemonic == "CALL")
+        .flat_map(|i| &i.ops)
+        .filter_map(|o| match &o.kind {
+            mir::OpKind::Func(n) => slow_path::kind(n),
+            _ => None,
+        })
+        .collect();
+    slow.sort_unstable();
+    slow.dedup();
+    for k in slow {
+        let s = &slow_path::SLOW_PATHS[k];
+        let f = match slow_path::function(s) {
+            Ok(f) => f,
+            Err(e) => {
+                diags.push(Diagnostic::error(
+                    ast::Span::default(),
+                    format!("internal error: {e}"),
+                ));
+                continue;
+            }
+        };
+        let none = FxHashMap::default();
+        match lower_function(&f, &none, &mut out.bank4, &FxHashSet::default()) {
+            Ok((mf, _)) => out.subroutines.push(mf),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    // The module's subroutines in module order, then the slow paths in ptxas's order.
     let rank = |n: &str| {
         checked
             .module
@@ -187,7 +223,12 @@ pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
             .iter()
             .position(|it| matches!(it, Item::Function(f) if f.name.text == n))
     };
-    out.subroutines.sort_by_key(|f| rank(&f.name));
+    out.subroutines.sort_by_key(|f| {
+        (
+            rank(&f.name).unwrap_or(usize::MAX),
+            slow_path::kind(&f.name),
+        )
+    });
     if diags.is_empty() {
         order_bank4(&checked.module, &mut out);
         Ok(out)

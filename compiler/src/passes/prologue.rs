@@ -14,7 +14,7 @@
 
 use super::Pass;
 use crate::mir::{Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
-use crate::passes::regalloc::call_clobbers;
+use crate::passes::regalloc::{call_clobbers, slow_path_clobbers};
 
 pub struct Prologue;
 
@@ -98,6 +98,25 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
                             && !saved.contains(&n) =>
                     {
                         saved.push(n);
+                    }
+                    // A slow path's callers keep predicates from P4 on and every uniform
+                    // register across the call.
+                    RegClass::Pred | RegClass::Ugpr | RegClass::UPred
+                        if n != 7
+                            && !(reg.class == RegClass::Ugpr && n == 63)
+                            && crate::lower::slow_path::kind(&f.name).is_some()
+                            && !slow_path_clobbers(reg.class, n.into()) =>
+                    {
+                        return Err(format!(
+                            "internal error: the slow path `{}` writes {}{n}, which its callers \
+                             keep",
+                            f.name,
+                            match reg.class {
+                                RegClass::Pred => "P",
+                                RegClass::Ugpr => "UR",
+                                _ => "UP",
+                            }
+                        ));
                     }
                     RegClass::Ugpr if n != 63 && !call_clobbers(reg.class, n.into()) => {
                         return Err(format!(

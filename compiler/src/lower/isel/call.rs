@@ -293,6 +293,68 @@ impl Cx<'_> {
         true
     }
 
+    /// Whether this function is one of ptxas's slow paths (`lower/slow_path.rs`): its IEEE
+    /// recipe is then selected as the slow part only, the body of the subroutine.
+    pub(super) fn is_slow_path_body(&self) -> bool {
+        !self.f.is_entry && crate::lower::slow_path::kind(&self.f.name).is_some()
+    }
+
+    /// A call to ptxas's slow path `callee` (`lower/slow_path.rs`) with the fixed convention
+    /// of [`Cx::call_subroutine`]: `args` from R4, the return address in R20:R21, the result
+    /// (of `words` registers) back from R4:
+    ///
+    /// ```text
+    /// MOV R4, R0 ;             the operands
+    /// MOV R5, R2 ;
+    /// MOV R20, 0x1a0 ;         the return address, patched at emission
+    /// MOV R21, RZ ;
+    /// CALL.REL.NOINC 0x2c0 ;   the slow path's copy in this kernel's section
+    /// MOV R3, R4 ;             the result
+    /// ```
+    pub(super) fn call_slow_path(&mut self, callee: &str, args: &[Reg], words: u8) -> Reg {
+        let mut implicit = Vec::new();
+        let mut next = FIRST_ARG;
+        for &a in args {
+            let n = a.count();
+            next = next.next_multiple_of(n);
+            let p = self.copy_to_fixed(a, next);
+            implicit.push(Operand::use_(Reg::whole(p, n)));
+            next += n;
+        }
+        let lo = self.new_vreg(RegClass::Gpr, 1);
+        self.emit_unguarded(Inst::new(
+            "MOV",
+            &[],
+            vec![
+                Operand::def(Reg::whole(lo, 1)),
+                Operand::new(OpKind::Func(callee.to_string())),
+            ],
+        ));
+        let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
+        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![Operand::def(Reg::whole(ra, 2)), Operand::use_(pair)],
+        ));
+        implicit.push(Operand::use_(Reg::whole(ra, 2)));
+        let result = self.fixed_gpr(words, FIRST_ARG);
+        implicit.push(Operand::def(Reg::whole(result, words)));
+        let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
+        ops.extend(implicit);
+        self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
+        let out = self.new_vreg(RegClass::Gpr, words);
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![
+                Operand::def(Reg::whole(out, words)),
+                Operand::use_(Reg::whole(result, words)),
+            ],
+        ));
+        Reg::whole(out, words)
+    }
+
     /// The precoloured results of a call (from R4), added to its operands as definitions.
     fn take_results(
         &mut self,

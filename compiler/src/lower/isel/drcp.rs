@@ -1,8 +1,8 @@
 //! `rcp.rz.f64`, `rcp.rm.f64`, `rcp.rp.f64`: the f64 reciprocal with a directed rounding, as
 //! ptxas computes it (probe `tests/sass-probes/ptx/rcp_f64.ptx`, kernels `rcp_{rz,rm,rp}_f64`;
-//! also `corpus/zluda/sm90a/rcp_f64.ptx`). ptxas calls one subroutine for the whole operation;
-//! here it is inline, in blocks of its own, with the same arithmetic, so that every input gives
-//! ptxas's bits (`tests/tests/sim_zluda.rs` compares the two on the simulator). There is no
+//! also `corpus/zluda/sm90a/rcp_f64.ptx`). ptxas calls one subroutine for the whole operation,
+//! and so does ptxc (`lower/slow_path.rs`: `__cuda_sm20_rcp_{rz,rd,ru}_f64`); this is its body,
+//! with the same arithmetic, so that every input gives ptxas's bits (`tests/tests/sim_zluda.rs` compares the two on the simulator). There is no
 //! `.ftz` form (ptxas rejects `rcp.rz.ftz.f64`); `.rn` is `fdiv.rs`'s `drcp_rn`.
 //!
 //! The addresses below are those of the probe's `rcp_rm_f64` listing (`rcp_rz_f64` is the same
@@ -73,6 +73,16 @@ impl super::Cx<'_> {
     ///   replaces q's (0x350–0x3d0); otherwise the result overflows or is subnormal, rounded by
     ///   hand ([`Self::drcp_out`]).
     pub(super) fn drcp_directed(&mut self, a: Reg, mode: Directed) -> Reg {
+        // ptxas calls one subroutine for the whole operation (`lower/slow_path.rs`); this is its
+        // body.
+        if !self.is_slow_path_body() {
+            let name = match mode {
+                Directed::Rz => "__cuda_sm20_rcp_rz_f64",
+                Directed::Rm => "__cuda_sm20_rcp_rd_f64",
+                Directed::Rp => "__cuda_sm20_rcp_ru_f64",
+            };
+            return self.call_slow_path(name, &[a], 2);
+        }
         let res = self.f_var64("rcp");
         let x = self.f_var64("rcp.x");
         let scale = self.f_var("rcp.scale");

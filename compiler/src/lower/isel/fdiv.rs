@@ -1,7 +1,11 @@
 //! IEEE-rounded f32 division and square root (`div.rn.f32`, `sqrt.rn.f32`, with and without
 //! `.ftz`), as ptxas lowers them: a fast path of MUFU plus Newton/FMA steps, and a slow path for
-//! the operands the fast path cannot round correctly. ptxas calls the slow path as a
-//! subroutine; here it is inline, in blocks of its own (a branch over it on the fast path).
+//! the operands the fast path cannot round correctly. As ptxas does, the slow path of `div.rn`
+//! and `sqrt.rn` is a subroutine of the kernel (`lower/slow_path.rs`): the fast path branches
+//! over a `CALL.REL.NOINC` to it, and the subroutine's body is the same instruction selected in
+//! a function with the slow path's name, which emits the slow part only (`fdiv_rn_slow`,
+//! `fsqrt_rn_slow`). The same holds for `rcp.rn.f64` (`drcp_rn_slow`) and `rsqrt.approx.f64`
+//! (`drsqrt_approx_slow`).
 //!
 //! Values that merge where the paths join are SSA variables of their own (`%fdiv.*`), so the
 //! SSA builder places the PHIs.
@@ -107,6 +111,9 @@ impl Cx<'_> {
     /// path: special values, then the division of the mantissas scaled to [1, 2) with the
     /// exponent put back at the end, rounding by hand into the subnormal range.
     fn fdiv_rn(&mut self, a: Reg, b: Reg, ftz: bool) -> Reg {
+        if self.is_slow_path_body() {
+            return self.fdiv_rn_slow(a, b, ftz);
+        }
         let res = self.f_var("q");
         let r0 = self.a_mk("MUFU", &["RCP"], vec![u(b)]);
         let chk = self.a_tmpp();
@@ -117,9 +124,28 @@ impl Cx<'_> {
         let e2 = self.a_mk("FFMA", &[], vec![u(b).negated(), u(q), u(a)]);
         let q2 = self.a_mk("FFMA", &[], vec![u(r), u(e2), u(q)]);
         self.f_set(res, q2);
-        // Layout: slow-path blocks, then the join.
+        // The slow path: a call to ptxas's subroutine on the fall-through.
+        let [slow, join] = self.f_blocks::<2>();
+        self.f_br_if(chk, true, join, slow);
+        let name = if ftz {
+            "__cuda_sm3x_div_rn_ftz_f32_slowpath"
+        } else {
+            "__cuda_sm3x_div_rn_noftz_f32_slowpath"
+        };
+        let v = self.call_slow_path(name, &[a, b], 1);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::fdiv_rn`], the body of ptxas's subroutine
+    /// (`__cuda_sm3x_div_rn_{ftz,noftz}_f32_slowpath`): special values, then the division of
+    /// the mantissas scaled to [1, 2) with the exponent put back at the end, rounding by hand
+    /// into the subnormal range.
+    fn fdiv_rn_slow(&mut self, a: Reg, b: Reg, ftz: bool) -> Reg {
+        let res = self.f_var("q");
+        // Layout: the slow path's blocks, then the join.
         let [
-            slow,
             special,
             nan_in,
             both_zero_chk,
@@ -139,10 +165,8 @@ impl Cx<'_> {
             nan_res,
             nan_sum,
             join,
-        ] = self.f_blocks::<20>();
-        self.f_br_if(chk, true, join, slow);
-        let _ = slow;
-        // --- slow: exponents
+        ] = self.f_blocks::<19>();
+        // --- exponents
         let eb = {
             let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(b)]);
             self.a_lop(u(s), im(0xff), 0xc0)
@@ -468,6 +492,9 @@ impl Cx<'_> {
     /// `s = a·rsq(a)`, `h = rsq(a)/2`, `s + (a − s²)·h`; otherwise zeros, negatives (NaN), NaNs,
     /// infinities, and tiny or subnormal values scaled by 2^64 (the root by 2^-32).
     fn fsqrt_rn(&mut self, a: Reg, ftz: bool) -> Reg {
+        if self.is_slow_path_body() {
+            return self.fsqrt_rn_slow(a, ftz);
+        }
         let res = self.f_var("sqrt");
         let t = self.a_mk("IADD3", &[], vec![u(a), im(-0x0d00_0000), rz()]);
         let r = self.a_mk("MUFU", &["RSQ"], vec![u(a)]);
@@ -476,17 +503,34 @@ impl Cx<'_> {
             &["GT", "U32", "AND"],
             vec![u(t), im(0x727f_ffff), pt()],
         );
-        let [fast, zero_chk, neg_chk, nan_chk, inf_chk, tiny, join] = self.f_blocks::<7>();
-        self.f_br_if(slow_p, false, zero_chk, fast);
-        // fast
+        // ptxas's layout: the call to the slow path on the fall-through, then the fast path.
+        let [slow, fast, join] = self.f_blocks::<3>();
+        self.f_br_if(slow_p, true, fast, slow);
+        let name = if ftz {
+            "__cuda_sm20_sqrt_rn_ftz_f32_slowpath"
+        } else {
+            "__cuda_sm20_sqrt_rn_f32_slowpath"
+        };
+        let v = self.call_slow_path(name, &[a], 1);
+        self.f_set(res, v);
+        self.f_br(join);
+        self.f_start(fast, false);
         let s = self.a_mk("FMUL", &["FTZ"], vec![u(a), u(r)]);
         let h = self.a_mk("FMUL", &["FTZ"], vec![u(r), fimm(0x3f00_0000)]);
         let e = self.a_mk("FFMA", &[], vec![u(s).negated(), u(s), u(a)]);
         let v = self.a_mk("FFMA", &[], vec![u(e), u(h), u(s)]);
         self.f_set(res, v);
-        self.f_br(join);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::fsqrt_rn`], the body of ptxas's subroutine
+    /// (`__cuda_sm20_sqrt_rn_{,ftz_}f32_slowpath`): zeros, negatives (NaN), NaNs, infinities,
+    /// and tiny or subnormal values scaled by 2^64 (the root by 2^-32).
+    fn fsqrt_rn_slow(&mut self, a: Reg, ftz: bool) -> Reg {
+        let res = self.f_var("sqrt");
+        let [neg_chk, nan_chk, inf_chk, tiny, join] = self.f_blocks::<5>();
         // zero: ±0 (with ftz, subnormals flush to ±0).
-        self.f_start(zero_chk, false);
         let nz = if ftz {
             self.a_mkp("FSETP", &["NEU", "FTZ", "AND"], vec![u(a), rz(), pt()])
         } else {
@@ -584,8 +628,11 @@ impl Cx<'_> {
     /// or subnormal a (scaled by 2^106).
     fn drcp_rn(&mut self, a: Reg) -> Reg {
         use super::arith::wd;
+        if self.is_slow_path_body() {
+            return self.drcp_rn_slow(a);
+        }
         let res = self.f_var64("rcp");
-        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let hi = wd(a, 1);
         let rh = self.a_mk("MUFU", &["RCP64H"], vec![u(hi)]);
         let rl = self.a_mk("IADD3", &[], vec![u(hi), im(0x30_0402), rz()]);
         let ok = self.a_mkp(
@@ -596,9 +643,22 @@ impl Cx<'_> {
         let r = self.f_pair(u(rl), u(rh));
         let x = self.f_newton64(a, r);
         self.f_set(res, x);
-        let [slow, not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<8>();
+        // The slow path: a call to ptxas's subroutine on the fall-through.
+        let [slow, join] = self.f_blocks::<2>();
         self.f_br_if(ok, false, join, slow);
-        // slow
+        let v = self.call_slow_path("__cuda_sm20_dblrcp_rn_slowpath_v3", &[a], 2);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::drcp_rn`], the body of ptxas's subroutine
+    /// (`__cuda_sm20_dblrcp_rn_slowpath_v3`).
+    fn drcp_rn_slow(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rcp");
+        let (lo, hi) = (wd(a, 0), wd(a, 1));
+        let [not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<7>();
         let t = self.a_lop(u(hi), im(0x7fff_ffff), 0xc0);
         let seed = self.a_mk("IADD3", &[], vec![u(t), im(-0x10_0000), rz()]);
         let nan = self.a_mkp(
@@ -701,9 +761,11 @@ impl Cx<'_> {
     /// subnormals scaled by 2^54 (the root by 2^27).
     fn drsqrt_approx(&mut self, a: Reg) -> Reg {
         use super::arith::wd;
+        if self.is_slow_path_body() {
+            return self.drsqrt_approx_slow(a);
+        }
         let res = self.f_var64("rsqrt");
-        let (lo, hi) = (wd(a, 0), wd(a, 1));
-        let _ = lo;
+        let hi = wd(a, 1);
         let rh = self.a_mk("MUFU", &["RSQ64H"], vec![u(hi)]);
         let r = self.f_pair(im(0), u(rh));
         let x = self.a_mk("IADD3", &[], vec![u(hi), im(-0x10_0000), rz()]);
@@ -714,9 +776,23 @@ impl Cx<'_> {
         );
         let v = self.f_rsq_refine(a, r);
         self.f_set(res, v);
-        let [slow, not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<7>();
+        // The slow path: a call to ptxas's subroutine on the fall-through.
+        let [slow, join] = self.f_blocks::<2>();
         self.f_br_if(special, true, join, slow);
-        // slow: zero → a signed infinity.
+        let v = self.call_slow_path("__cuda_sm20_drsqrt_f64_slowpath_v2", &[a], 2);
+        self.f_set(res, v);
+        self.f_start(join, true);
+        self.f_get(res)
+    }
+
+    /// The slow path of [`Cx::drsqrt_approx`], the body of ptxas's subroutine
+    /// (`__cuda_sm20_drsqrt_f64_slowpath_v2`).
+    fn drsqrt_approx_slow(&mut self, a: Reg) -> Reg {
+        use super::arith::wd;
+        let res = self.f_var64("rsqrt");
+        let hi = wd(a, 1);
+        let [not_nan, not_neg, not_inf, sub, zero, join] = self.f_blocks::<6>();
+        // zero → a signed infinity.
         let sign = self.a_lop(u(hi), im(0x8000_0000), 0xc0);
         let nz = self.a_mkp(
             "DSETP",

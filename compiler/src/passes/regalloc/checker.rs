@@ -205,9 +205,15 @@ impl Checker<'_> {
             _ => {
                 // A call may overwrite every register of the calling convention's clobber set
                 // (the callee's results are the call's definitions, applied next).
+                // (A slow path's, fewer: [`super::slow_path_clobbers`].)
                 if inst.mnemonic == "CALL" {
+                    let clobbers = if super::calls_slow_path(inst) {
+                        super::slow_path_clobbers
+                    } else {
+                        super::call_clobbers
+                    };
                     state.retain(|place, _| match *place {
-                        Place::Reg(class, r) => !super::call_clobbers(class, usize::from(r)),
+                        Place::Reg(class, r) => !clobbers(class, usize::from(r)),
                         Place::Slot(_) => true,
                     });
                 }

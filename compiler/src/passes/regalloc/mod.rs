@@ -173,14 +173,42 @@ pub fn call_clobbers(class: RegClass, r: usize) -> bool {
     }
 }
 
-/// Positions (`2k`, the read point) of the `CALL`s in layout numbering.
-fn call_points(f: &Function) -> Vec<u32> {
+/// The predicates a call to one of ptxas's slow paths (`lower/slow_path.rs`) may overwrite:
+/// P0–P3. The slow paths need at most three at a time (ptxas's division uses P0–P2), and
+/// the `prologue` pass refuses one whose allocation writes another, so values of the caller
+/// may stay in P4–P6 across the call (ptxas, which chooses per kernel, keeps them where its
+/// slow path does not write).
+pub const SLOW_PATH_PREDICATES: usize = 4;
+
+/// Whether a call to one of ptxas's slow paths may overwrite register `r` of `class`: the
+/// general registers of [`call_clobbers`] and the predicates below [`SLOW_PATH_PREDICATES`].
+/// The slow paths compute per thread and write no uniform register (the `prologue` pass
+/// refuses one that does), so uniform values stay where they are across the call, as in
+/// ptxas's code (`ULDC.64 UR4, c[0x0][0x208]` before a division's call, used after it).
+pub fn slow_path_clobbers(class: RegClass, r: usize) -> bool {
+    match class {
+        RegClass::Pred => r < SLOW_PATH_PREDICATES,
+        RegClass::Ugpr | RegClass::UPred => false,
+        RegClass::Gpr => call_clobbers(class, r),
+    }
+}
+
+/// Whether `call` is a call to one of ptxas's slow paths (`lower/slow_path.rs`).
+pub fn calls_slow_path(call: &crate::mir::Inst) -> bool {
+    call.ops.iter().any(|o| {
+        matches!(&o.kind, crate::mir::OpKind::Func(n) if crate::lower::slow_path::kind(n).is_some())
+    })
+}
+
+/// Positions (`2k`, the read point) of the `CALL`s in layout numbering, each with whether it
+/// calls a slow path ([`slow_path_clobbers`]).
+fn call_points(f: &Function) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     let mut pos = 0u32;
     for b in &f.blocks {
         for (k, i) in b.insts.iter().enumerate() {
             if i.mnemonic == "CALL" {
-                out.push(pos + 2 * k as u32);
+                out.push((pos + 2 * k as u32, calls_slow_path(i)));
             }
         }
         pos += 2 * b.insts.len() as u32 + 2;
@@ -286,8 +314,20 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             }
             // Registers this value may not take: those of precoloured values living at the same
             // time, and the ones a call it lives across may overwrite.
-            let crosses = calls.iter().any(|&c| cur.start <= c && cur.end > c + 1);
-            if crosses && matches!(class, RegClass::Pred | RegClass::UPred) {
+            let crossed = || {
+                calls
+                    .iter()
+                    .filter(|&&(c, _)| cur.start <= c && cur.end > c + 1)
+            };
+            let crosses = crossed().next().is_some();
+            // Only slow paths: fewer registers are lost (predicates may stay in P4–P6).
+            let only_slow_paths = crossed().all(|&(_, slow)| slow);
+            let clobbers = if only_slow_paths {
+                slow_path_clobbers
+            } else {
+                call_clobbers
+            };
+            if crosses && matches!(class, RegClass::Pred | RegClass::UPred) && !only_slow_paths {
                 return Err(format!(
                     "ptxc cannot keep a predicate live across a call yet (`{}`; ptxas saves them \
                      in general registers with P2R)",
@@ -295,7 +335,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 ));
             }
             let blocked = |r: usize| {
-                (crosses && call_clobbers(class, r))
+                (crosses && clobbers(class, r))
                     || fixed.iter().any(|&(i, p, w)| {
                         p.class == class
                             && (usize::from(p.num)..usize::from(p.num) + w).contains(&r)
