@@ -409,8 +409,9 @@ fn params(f: &ast::Function) -> Result<Vec<ParamSpec>, Vec<Diagnostic>> {
     let mut offset = 0u32;
     for p in f.params.iter().flatten() {
         let (size, align) = object_layout(&p.attrs, &p.decl);
-        // lower::plan: each parameter at the next multiple of its alignment in the block.
-        offset = offset.next_multiple_of(align.max(1));
+        // lower::plan: each parameter at the next multiple of its alignment in the bank.
+        let base = crate::lower::PARAM_BASE;
+        offset = (base + offset).next_multiple_of(align.max(1)) - base;
         ptxc_offsets.push((offset, p.decl.span, p.decl.name.text.clone()));
         offset += size;
         let has_align = p.attrs.iter().any(|a| a.word.text == ".align");

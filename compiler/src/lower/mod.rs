@@ -555,7 +555,10 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         }
         p.scopes[0].syms.insert(name.clone(), sym.clone());
     }
-    // Parameters: entry parameters live in constant bank 0, naturally aligned, in order.
+    // Parameters: entry parameters live in constant bank 0, in order, each at a multiple of its
+    // alignment *in the bank* (the block starts at 0x210, a multiple of 16 only): pyptx
+    // `fa_ws_pingpong`'s `.param .align 64 .b8 param_4[128]` after 0x18 bytes is at offset 0x30,
+    // c[0x0][0x240] (ptxas's EIATTR_KPARAM_INFO; `runtime_abi::param::layout`).
     let params = Scope {
         parent: Some(0),
         ..Scope::default()
@@ -566,7 +569,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         let (size, align) = object_layout(&prm.attrs, &prm.decl);
         match (f.kind, prm.space) {
             (FunctionKind::Entry, _) => {
-                offset = offset.next_multiple_of(align.max(1));
+                offset = (PARAM_BASE + offset).next_multiple_of(align.max(1)) - PARAM_BASE;
                 p.scopes[1].syms.insert(
                     prm.decl.name.text.clone(),
                     Sym::Param {
