@@ -764,6 +764,13 @@ fn kernel(
         .filter(|n| (1..=255).contains(n))
     {
         f.attrs.maxreg_count = Some(n as u16);
+        // Under `setmaxnreg` the count is the launch allocation, `.maxnreg`, however many
+        // registers a region after an `inc` uses (pyptx `fa_ws_pingpong`: "Used 168
+        // registers" with `.maxnreg 168`, R201 used after `setmaxnreg.inc 232`; the allocator
+        // keeps the code before any `setmaxnreg` within `.maxnreg`, passes/regalloc/limits.rs).
+        if mf.setmaxnreg {
+            f.registers = n as u32;
+        }
     }
     // `.minnctapersm N` with `.maxntid`/`.reqntid`: the register budget that lets N CTAs share
     // an SM: the CTAs' warps spread over the 4 sub-partitions, each with 16384 registers, rounded
@@ -858,14 +865,9 @@ fn kernel(
                 }
             }
             // `setmaxnreg` (lower/isel/async_copy.rs): ptxas records EIATTR_REG_RECONFIG and
-            // reports the `.maxnreg` value as the register count; its `WARPSYNC.ALL` gets no
-            // record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
-            "USETMAXREG" => {
-                f.attrs.reg_reconfig = true;
-                if let Some(m) = f.attrs.maxreg_count {
-                    f.registers = f.registers.max(u32::from(m));
-                }
-            }
+            // reports the `.maxnreg` value as the register count (set above); its
+            // `WARPSYNC.ALL` gets no record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
+            "USETMAXREG" => f.attrs.reg_reconfig = true,
             "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => {}
             // A call out of the module (`lower/isel/call.rs`): ptxas records the CALL's offset
             // as a system call and the callee among the externs (zluda/assertfail: SYSCALL_OFFSETS

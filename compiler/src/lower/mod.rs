@@ -891,20 +891,11 @@ fn lower_function_once(
         .filter(|n| (1..=255).contains(n))
     {
         mf.max_regs = n as u32;
-        // `setmaxnreg.dec N` leaves a warp N registers; ptxc allocates the whole kernel within
-        // the smallest N (a warp's code after the `dec` then uses only the registers it keeps;
-        // the `inc`s only give room ptxc does not use). The count ptxas reports stays the
-        // `.maxnreg` value (`emit/build.rs`).
-        let mut decs = Vec::new();
-        if let Some(b) = &f.body {
-            setmaxnreg_decs(&b.stmts, &mut decs);
-        }
-        if let Some(&lowest) = decs.iter().min() {
-            mf.setmaxnreg = true;
-            mf.max_regs = mf.max_regs.min(lowest);
-        } else if decs.is_empty() && body_has_setmaxnreg(f) {
-            mf.setmaxnreg = true;
-        }
+        // `.maxnreg` is the launch allocation; each `setmaxnreg` changes the limit for the code
+        // after it, which the register allocator follows region by region
+        // (`passes/regalloc/limits.rs`). The count ptxas reports stays the `.maxnreg` value
+        // (`emit/build.rs`).
+        mf.setmaxnreg = body_has_setmaxnreg(f);
     }
     for b in plan.blocks.iter().skip(1) {
         mf.new_block(b.label.clone());
@@ -919,27 +910,6 @@ fn lower_function_once(
     Ok((mf, plan.frame))
 }
 
-/// A constant expression's value, or an error naming it.
-/// The register counts of the `setmaxnreg.dec` instructions of a body.
-fn setmaxnreg_decs(stmts: &[ast::Stmt], out: &mut Vec<u32>) {
-    for s in stmts {
-        match s {
-            ast::Stmt::Instr(i)
-                if i.opcode.text == "setmaxnreg"
-                    && i.modifiers.iter().any(|m| m.text == ".dec") =>
-            {
-                if let Some(ast::Operand::Expr(e)) = i.operands.first()
-                    && let Some(n) = const_value(e)
-                {
-                    out.push(n.clamp(0, 255) as u32);
-                }
-            }
-            ast::Stmt::Block(b) => setmaxnreg_decs(&b.stmts, out),
-            _ => {}
-        }
-    }
-}
-
 /// Whether a function uses `setmaxnreg` anywhere.
 fn body_has_setmaxnreg(f: &ast::Function) -> bool {
     fn any(stmts: &[ast::Stmt]) -> bool {
@@ -952,6 +922,7 @@ fn body_has_setmaxnreg(f: &ast::Function) -> bool {
     f.body.as_ref().is_some_and(|b| any(&b.stmts))
 }
 
+/// A constant expression's value.
 pub fn const_value(e: &Expr) -> Option<i64> {
     eval_const(e).map(|v| v as i64)
 }
