@@ -311,3 +311,33 @@ fn compat_section_decodes_and_names_match() {
     assert_eq!(names, ours);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ptxc's code reads `.align 64` parameters where the driver puts them: at a multiple of 64 in
+/// constant bank 0, whose parameter block starts at 0x210 (ptxas 13.1: the first `.align 64 .b8
+/// [128]` parameter at offset 0x30, its word 1 read from `c[0x0][0x244]`; the second at 0xf0,
+/// its word 2 from `c[0x0][0x308]`; pyptx `fa_ws_pingpong`'s tensor maps likewise).
+#[test]
+fn aligned_parameters_are_read_where_the_driver_puts_them() {
+    use ptxc::diag::SourceFile;
+    use ptxc::driver;
+    use ptxc::frontend::check::Arch;
+    let text = ".version 8.7\n.target sm_90a\n.address_size 64\n\
+                .visible .entry a(.param .align 64 .b8 t[128], .param .u32 n, \
+                .param .align 64 .b8 u[128], .param .u64 p)\n{\n\
+                .reg .b32 %r<4>; .reg .b64 %rd<3>;\n\
+                ld.param.u32 %r1, [t+4]; ld.param.u32 %r2, [u+8]; ld.param.u64 %rd1, [p];\n\
+                add.u32 %r1, %r1, %r2; st.global.u32 [%rd1], %r1;\nret;\n}\n";
+    let src = SourceFile::new("a.ptx".to_string(), text.to_string());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    let (lowered, _) = driver::lower(&checked, &ptxc::passes::Options::new()).unwrap();
+    let encoded = driver::encode(&lowered).unwrap();
+    let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default())
+        .expect("the parameter offsets agree with the driver's");
+    let listing = ptxc_tests::listing_lines(&encoded[0]).join("\n");
+    for bank in ["c[0x0][0x244]", "c[0x0][0x308]"] {
+        assert!(listing.contains(bank), "{bank} in\n{listing}");
+    }
+    let layout = param::layout(&built.cubin.functions[0].params).unwrap();
+    let offsets: Vec<Option<u32>> = (0..4).map(|i| layout.bank_offset(i)).collect();
+    assert_eq!(offsets, [0x240, 0x2c0, 0x300, 0x380].map(Some));
+}

@@ -356,6 +356,136 @@ fn setmaxnreg_recipes_match_ptxas() {
     }
 }
 
+/// A warp-specialized kernel (`.maxnreg 168`, 256 threads): the producer warpgroup
+/// `setmaxnreg.dec 40` and works on a few values, the consumer warpgroup `setmaxnreg.inc 232`
+/// and runs a wgmma with a 64-register accumulator. ptxas 13.1 compiles it with the
+/// accumulator at R24–R87, only R0–R5 after the `dec`, and reports the launch allocation,
+/// "Used 168 registers". ptxc gives each region its own limit (`passes/regalloc/limits.rs`):
+/// it compiles, reports 168, and uses no register of 38 or more after the `dec`. With the
+/// wgmma after the `dec` instead, ptxas ignores `setmaxnreg` (info C7507) and ptxc refuses
+/// clearly.
+fn warp_specialized(maxnreg: u32, wgmma_after_dec: bool) -> String {
+    let acc: Vec<String> = (0..64).map(|i| format!("%f{i}")).collect();
+    let wgmma = format!(
+        "wgmma.fence.sync.aligned;\n\
+         wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{}}}, %rd2, %rd3, 0, 1, 1, 0, 0;\n\
+         wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n\
+         st.global.v4.f32 [%rd1+16], {{%f0, %f1, %f2, %f3}};\n\
+         st.global.v4.f32 [%rd1+32], {{%f60, %f61, %f62, %f63}};\n",
+        acc.join(", ")
+    );
+    let producer = "ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd1+64];\n\
+                    add.u32 %r2, %r2, %r1;\nmul.lo.u32 %r3, %r3, %r1;\n\
+                    st.global.v4.u32 [%rd1+64], {%r2, %r3, %r4, %r5};\n";
+    let (after_dec, after_inc) = if wgmma_after_dec {
+        (wgmma.as_str(), producer)
+    } else {
+        (producer, wgmma.as_str())
+    };
+    format!(
+        ".version 8.7\n.target sm_90a\n.address_size 64\n\
+         .visible .entry ws(.param .u64 p, .param .u64 da, .param .u64 db) .maxntid 256 \
+         .maxnreg {maxnreg}\n{{\n\
+         .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<64>; .reg .pred %p<2>;\n\
+         ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [da]; ld.param.u64 %rd3, [db];\n\
+         mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 128;\n@%p1 bra CONSUMER;\n\
+         setmaxnreg.dec.sync.aligned.u32 40;\n{after_dec}bra DONE;\n\
+         CONSUMER:\nsetmaxnreg.inc.sync.aligned.u32 232;\n{after_inc}\
+         DONE:\nret;\n}}\n"
+    )
+}
+
+/// The general registers an instruction text names (`R24`, not `RZ`).
+fn gprs(line: &str) -> Vec<u32> {
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| w.strip_prefix('R')?.parse().ok())
+        .collect()
+}
+
+/// The instructions after the `USETMAXREG.DEALLOC` up to the end of its region (the next
+/// `EXIT`, `BRA` or `USETMAXREG`).
+fn dec_region(lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .skip_while(|l| !l.starts_with("USETMAXREG.DEALLOC"))
+        .skip(1)
+        .take_while(|l| !(l.contains("EXIT") || l.contains("BRA") || l.contains("USETMAXREG")))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn setmaxnreg_regions_have_their_own_register_limits() {
+    let compile = |text: &str| {
+        let src = SourceFile::new("ws.ptx".to_string(), text.to_string());
+        let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+        let opts = ptxc::passes::Options {
+            verify: true,
+            ..ptxc::passes::Options::new()
+        };
+        let (lowered, _) = driver::lower(&checked, &opts).map_err(|d| format!("{d:?}"))?;
+        let encoded = driver::encode(&lowered).map_err(|d| format!("{d:?}"))?;
+        let lines = ptxc_tests::listing_lines(&encoded[0]);
+        let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default())
+            .map_err(|d| format!("{d:?}"))?;
+        Ok::<_, String>((lines, built.cubin.functions[0].clone()))
+    };
+    let text = warp_specialized(168, false);
+    let (lines, f) = compile(&text).expect("the warp-specialized kernel compiles");
+    assert_eq!(
+        f.registers, 168,
+        "the launch allocation, as ptxas reports it"
+    );
+    assert!(f.attrs.reg_reconfig);
+    assert_eq!(f.frame_size, 0, "no spill: {}", lines.join("\n"));
+    let hgmma = lines
+        .iter()
+        .find(|l| l.starts_with("HGMMA"))
+        .expect("HGMMA");
+    let acc = gprs(hgmma)[0];
+    assert!(acc + 64 <= 230, "the accumulator fits under 232: {hgmma}");
+    let dec = dec_region(&lines);
+    assert!(dec.iter().any(|l| l.starts_with("STG")), "{dec:?}");
+    for l in &dec {
+        assert!(gprs(l).iter().all(|&r| r < 38), "after `dec 40`: {l}");
+    }
+    // ptxas: the same limits, and "Used 168 registers".
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("ws.ptx");
+    std::fs::write(&path, &text).unwrap();
+    if let Some(r) = ptxas(&path, &["-v"]) {
+        assert!(r.log.contains("Used 168 registers"), "{}", r.log);
+        let sass = cuobjdump_sass(&r.cubin.expect("ptxas compiles it")).unwrap();
+        let theirs: Vec<String> = sass
+            .lines()
+            .filter_map(|l| {
+                let (_, body) = l.trim().strip_prefix("/*")?.split_once("*/")?;
+                Some(body.split(';').next().unwrap_or("").trim().to_string())
+            })
+            .collect();
+        let dec = dec_region(&theirs);
+        assert!(dec.iter().any(|l| l.starts_with("STG")), "ptxas: {dec:?}");
+        assert!(
+            dec.iter().all(|l| gprs(l).iter().all(|&r| r < 38)),
+            "ptxas: {dec:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // The accumulator after the `dec`: a clear refusal.
+    let err = compile(&warp_specialized(168, true)).unwrap_err();
+    assert!(
+        err.contains("ptxc cannot allocate a 64-register value")
+            && err.contains("leaves 40 registers"),
+        "{err}"
+    );
+    // pyptx `fa_ws_pingpong` (`.maxnreg 168`, producer `dec 40`, consumers `inc 232` with
+    // 64-register accumulators, `dec 120` between rounds): compiles, ptxas's count.
+    let path = ptxc_tests::shared_dir().join("corpus/pyptx/pyptx__fa_ws_pingpong_sm90a.ptx");
+    let (_, f) = compile(&std::fs::read_to_string(path).unwrap()).expect("fa_ws_pingpong");
+    assert_eq!(f.registers, 168);
+    assert!(f.attrs.reg_reconfig);
+}
+
 /// A kernel that calls the driver's `vprintf` with a format string and a local argument buffer,
 /// keeping `%r1` live across the call (the pattern nvcc emits for `printf`).
 const PRINTF: &str = ".version 8.7

@@ -427,8 +427,9 @@ fn params(f: &ast::Function) -> Result<Vec<ParamSpec>, Vec<Diagnostic>> {
     let mut offset = 0u32;
     for p in f.params.iter().flatten() {
         let (size, align) = object_layout(&p.attrs, &p.decl);
-        // lower::plan: each parameter at the next multiple of its alignment in the block.
-        offset = offset.next_multiple_of(align.max(1));
+        // lower::plan: each parameter at the next multiple of its alignment in the bank.
+        let base = crate::lower::PARAM_BASE;
+        offset = (base + offset).next_multiple_of(align.max(1)) - base;
         ptxc_offsets.push((offset, p.decl.span, p.decl.name.text.to_string()));
         offset += size;
         let has_align = p.attrs.iter().any(|a| a.word.text == ".align");
@@ -781,6 +782,13 @@ fn kernel(
         .filter(|n| (1..=255).contains(n))
     {
         f.attrs.maxreg_count = Some(n as u16);
+        // Under `setmaxnreg` the count is the launch allocation, `.maxnreg`, however many
+        // registers a region after an `inc` uses (pyptx `fa_ws_pingpong`: "Used 168
+        // registers" with `.maxnreg 168`, R201 used after `setmaxnreg.inc 232`; the allocator
+        // keeps the code before any `setmaxnreg` within `.maxnreg`, passes/regalloc/limits.rs).
+        if mf.setmaxnreg {
+            f.registers = n as u32;
+        }
     }
     // `.minnctapersm N` with `.maxntid`/`.reqntid`: the register budget that lets N CTAs share
     // an SM: the CTAs' warps spread over the 4 sub-partitions, each with 16384 registers, rounded
@@ -875,14 +883,9 @@ fn kernel(
                 }
             }
             // `setmaxnreg` (lower/isel/async_copy.rs): ptxas records EIATTR_REG_RECONFIG and
-            // reports the `.maxnreg` value as the register count; its `WARPSYNC.ALL` gets no
-            // record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
-            "USETMAXREG" => {
-                f.attrs.reg_reconfig = true;
-                if let Some(m) = f.attrs.maxreg_count {
-                    f.registers = f.registers.max(u32::from(m));
-                }
-            }
+            // reports the `.maxnreg` value as the register count (set above); its
+            // `WARPSYNC.ALL` gets no record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
+            "USETMAXREG" => f.attrs.reg_reconfig = true,
             "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => {}
             // A call out of the module (`lower/isel/call.rs`): ptxas records the CALL's offset
             // as a system call and the callee among the externs (zluda/assertfail: SYSCALL_OFFSETS

@@ -599,7 +599,10 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         }
         p.scopes[0].syms.insert(name.clone(), sym.clone());
     }
-    // Parameters: entry parameters live in constant bank 0, naturally aligned, in order.
+    // Parameters: entry parameters live in constant bank 0, in order, each at a multiple of its
+    // alignment *in the bank* (the block starts at 0x210, a multiple of 16 only): pyptx
+    // `fa_ws_pingpong`'s `.param .align 64 .b8 param_4[128]` after 0x18 bytes is at offset 0x30,
+    // c[0x0][0x240] (ptxas's EIATTR_KPARAM_INFO; `runtime_abi::param::layout`).
     let params = Scope {
         parent: Some(0),
         ..Scope::default()
@@ -610,7 +613,7 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
         let (size, align) = object_layout(&prm.attrs, &prm.decl);
         match (f.kind, prm.space) {
             (FunctionKind::Entry, _) => {
-                offset = offset.next_multiple_of(align.max(1));
+                offset = (PARAM_BASE + offset).next_multiple_of(align.max(1)) - PARAM_BASE;
                 p.scopes[1].syms.insert(
                     prm.decl.name.text.to_string(),
                     Sym::Param {
@@ -934,20 +937,11 @@ fn lower_function_once(
         .filter(|n| (1..=255).contains(n))
     {
         mf.max_regs = n as u32;
-        // `setmaxnreg.dec N` leaves a warp N registers; ptxc allocates the whole kernel within
-        // the smallest N (a warp's code after the `dec` then uses only the registers it keeps;
-        // the `inc`s only give room ptxc does not use). The count ptxas reports stays the
-        // `.maxnreg` value (`emit/build.rs`).
-        let mut decs = Vec::new();
-        if let Some(b) = &f.body {
-            setmaxnreg_decs(&b.stmts, &mut decs);
-        }
-        if let Some(&lowest) = decs.iter().min() {
-            mf.setmaxnreg = true;
-            mf.max_regs = mf.max_regs.min(lowest);
-        } else if decs.is_empty() && body_has_setmaxnreg(f) {
-            mf.setmaxnreg = true;
-        }
+        // `.maxnreg` is the launch allocation; each `setmaxnreg` changes the limit for the code
+        // after it, which the register allocator follows region by region
+        // (`passes/regalloc/limits.rs`). The count ptxas reports stays the `.maxnreg` value
+        // (`emit/build.rs`).
+        mf.setmaxnreg = body_has_setmaxnreg(f);
     }
     for b in plan.blocks.iter().skip(1) {
         mf.new_block(b.label.clone());
@@ -962,27 +956,6 @@ fn lower_function_once(
     Ok((mf, plan.frame))
 }
 
-/// A constant expression's value, or an error naming it.
-/// The register counts of the `setmaxnreg.dec` instructions of a body.
-fn setmaxnreg_decs(stmts: &[ast::Stmt], out: &mut Vec<u32>) {
-    for s in stmts {
-        match s {
-            ast::Stmt::Instr(i)
-                if i.opcode.text == "setmaxnreg"
-                    && i.modifiers.iter().any(|m| m.text == ".dec") =>
-            {
-                if let Some(ast::Operand::Expr(e)) = i.operands.first()
-                    && let Some(n) = const_value(e)
-                {
-                    out.push(n.clamp(0, 255) as u32);
-                }
-            }
-            ast::Stmt::Block(b) => setmaxnreg_decs(&b.stmts, out),
-            _ => {}
-        }
-    }
-}
-
 /// Whether a function uses `setmaxnreg` anywhere.
 fn body_has_setmaxnreg(f: &ast::Function) -> bool {
     fn any(stmts: &[ast::Stmt]) -> bool {
@@ -995,6 +968,7 @@ fn body_has_setmaxnreg(f: &ast::Function) -> bool {
     f.body.as_ref().is_some_and(|b| any(&b.stmts))
 }
 
+/// A constant expression's value.
 pub fn const_value(e: &Expr) -> Option<i64> {
     eval_const(e).map(|v| v as i64)
 }

@@ -173,7 +173,14 @@ impl Cx<'_> {
         if p == Reg::phys(PReg::PT) {
             return Some(true);
         }
-        let def = self.def_of.get(&p.vreg()?)?;
+        let v = p.vreg()?;
+        // Through a PHI whose arguments are all one value (a loop header's, placed while the
+        // loop was being lowered: pyptx `fa_ws_pingpong`'s scale-d `%p5`, set before the loop).
+        let v = match self.def_of.get(&v) {
+            Some(_) => v,
+            None => self.ssa.trivial_phi_value(self.f, v)?,
+        };
+        let def = self.def_of.get(&v)?;
         if def.mnemonic != "PLOP3" || def.guard.is_some() {
             return None;
         }
@@ -256,21 +263,19 @@ impl Cx<'_> {
         if words > 64 {
             return false;
         }
-        // The register allocator keeps the whole kernel within `.maxnreg` and the smallest
-        // `setmaxnreg.dec` (`lower::lower_function`), less R0/R1-style overhead of two
-        // (`passes/regalloc`'s `gpr_limit`): an accumulator larger than that can never be
-        // allocated (pyptx/fa_ws_pingpong: 64 registers under `setmaxnreg.dec 40`).
+        // The register allocator keeps the code before any `setmaxnreg` within `.maxnreg`, less
+        // R0/R1-style overhead of two (`passes/regalloc`'s `gpr_limit`), and each `setmaxnreg`
+        // region within its own limit (`passes/regalloc/limits.rs`). ptxas wants the launch
+        // allocation to hold the accumulator even where an `inc` gives more: a 64-register
+        // accumulator after `setmaxnreg.inc 232` in a kernel of `.maxnreg 64` is its error
+        // C7602 "Insufficient registers (64) to compile instruction", while `.maxnreg 168`
+        // compiles (pyptx `fa_ws_pingpong`; `tests/tests/isel_control.rs`).
         let budget = self.f.max_regs.saturating_sub(2);
         if words > budget {
-            let why = if self.f.setmaxnreg {
-                "`.maxnreg` and the smallest `setmaxnreg.dec`, which ptxc applies to the whole kernel"
-            } else {
-                "`.maxnreg`"
-            };
             self.error(
                 op.ins.span,
                 format!(
-                    "ptxc cannot yet lower this wgmma: its {words} accumulator registers do not fit in the {} registers the kernel may use ({why})",
+                    "ptxc cannot yet lower this wgmma: its {words} accumulator registers do not fit in the {} registers the kernel may use (`.maxnreg`)",
                     self.f.max_regs
                 ),
             );

@@ -14,6 +14,10 @@
 //! * `STL [R1+o], v` gives the slot what `v`'s register holds; `LDL t, [R1+o]` gives `t`'s
 //!   register what the slot holds — and nothing more, so a reload from the wrong slot is caught
 //!   at the next read of `t`.
+//!
+//! Under `setmaxnreg` ([`super::limits`]) a `USETMAXREG` with `N` empties the general registers
+//! from `N` up (a `dec` gives them back to the pool; an `inc` brings fresh ones), and no
+//! instruction may touch a general register at or above the limit in force where it runs.
 
 use super::Allocation;
 use crate::mir::cfg::Cfg;
@@ -145,6 +149,23 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Checks that `inst` touches no general register at or above `limit`, the number of
+    /// registers `setmaxnreg` leaves the warp where `inst` runs.
+    fn check_limit(&self, inst: &Inst, limit: u32) -> Result<(), String> {
+        for r in inst.regs() {
+            for (place, _) in self.places(r.reg) {
+                if let Place::Reg(RegClass::Gpr, n) = place
+                    && u32::from(n) >= limit
+                {
+                    return Err(format!(
+                        "`{inst}` uses R{n} where `setmaxnreg` leaves {limit} registers"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Applies the effect of `inst` to `state`.
     fn apply(&self, state: &mut State, inst: &Inst) {
         match inst.mnemonic {
@@ -203,6 +224,12 @@ impl Checker<'_> {
                 }
             }
             _ => {
+                if let Some(n) = super::limits::set_by(inst) {
+                    state.retain(|place, _| match *place {
+                        Place::Reg(RegClass::Gpr, r) => u32::from(r) < n,
+                        _ => true,
+                    });
+                }
                 // A call may overwrite every register of the calling convention's clobber set
                 // (the callee's results are the call's definitions, applied next).
                 // (A slow path's, fewer: [`super::slow_path_clobbers`].)
@@ -266,11 +293,18 @@ pub fn check(f: &Function, alloc: &Allocation) -> Result<(), String> {
             }
         }
     }
+    let limits = super::limits::has_setmaxnreg(f)
+        .then(|| super::limits::block_entry_limits(f, &cfg, f.max_regs));
     for &b in &cfg.rpo {
         let mut state = entry[b.0 as usize].clone().unwrap_or_default();
+        let mut limit = limits.as_ref().map(|l| l[b.0 as usize]);
         for inst in &f.block(b).insts {
             c.check_reads(&state, inst)
                 .map_err(|e| format!("{b}: {e}"))?;
+            if let Some(n) = limit {
+                c.check_limit(inst, n).map_err(|e| format!("{b}: {e}"))?;
+                limit = super::limits::set_by(inst).or(limit);
+            }
             c.apply(&mut state, inst);
         }
     }

@@ -19,7 +19,11 @@
 //!    results, the return address) get their register; no other value may take a register
 //!    while a precoloured value lives in it, and a value live across a `CALL` may not sit in a
 //!    register the callee may overwrite ([`call_clobbers`]).
-//! 5. **Rewrite.** Virtual registers become physical ones; `COPY`s become `MOV`s (or vanish
+//! 5. **`setmaxnreg`** ([`limits`]). Each general-register value stays below the smallest
+//!    register limit in force where it is defined, read or live (`.maxnreg` at the entry, `N`
+//!    after a `setmaxnreg … N`, the smallest at a join); blocks are then numbered in reverse
+//!    post-order, and large tuples may straddle a 64-register boundary when nothing else fits.
+//! 6. **Rewrite.** Virtual registers become physical ones; `COPY`s become `MOV`s (or vanish
 //!    when source and destination coincide); `UNDEF`s vanish.
 //!
 //! [`checker`] verifies every allocation symbolically (in tests and debug builds), in the
@@ -27,6 +31,7 @@
 
 pub mod checker;
 pub mod interference;
+pub mod limits;
 
 use super::Pass;
 use crate::mir::cfg::Cfg;
@@ -51,8 +56,10 @@ impl Pass for RegAlloc {
         // spilled: spill code is where allocation bugs have hidden (in pyptx `matmul_tma_v33`
         // it found 64-bit values written a word at a time and stored whole after each word,
         // which release builds had compiled to wrong code), and functions that spill are rare.
+        // So are functions under `setmaxnreg`, whose per-region limits the checker also checks.
         if cfg!(debug_assertions)
             || result.spill_bytes > 0
+            || limits::has_setmaxnreg(f)
             || std::env::var_os("PTXC_CHECK_REGALLOC").is_some()
         {
             checker::check(f, &result).map_err(|e| format!("the allocation is wrong: {e}"))?;
@@ -79,7 +86,14 @@ pub struct Allocation {
 /// The highest general register index a function may use under its budget: ptxas reports
 /// "highest R used + 3" registers (`ptxas -v` on the probes), so `.maxnreg 32` leaves R0–R29.
 fn gpr_limit(f: &Function) -> u32 {
-    f.max_regs.clamp(4, 255).saturating_sub(2).min(255)
+    usable(f.max_regs)
+}
+
+/// The general registers ptxc gives out under a limit of `n` (`.maxnreg`, or a `setmaxnreg`
+/// count; [`limits`]): `R0`–`R(n-3)`, as for `.maxnreg`. ptxas stays below that too in the
+/// `setmaxnreg` regions of pyptx `fa_ws_pingpong` (at most `R4` under 40, `R201` under 232).
+fn usable(n: u32) -> u32 {
+    n.clamp(4, 255).saturating_sub(2)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -108,9 +122,22 @@ pub fn allocate(f: &mut Function) -> Result<Allocation, String> {
     Err(format!("`{}`: spilling did not converge", f.name))
 }
 
-fn intervals(f: &Function) -> Vec<Option<Interval>> {
-    let cfg = Cfg::new(f);
-    let live = Liveness::compute(f, &cfg);
+/// The order in which blocks are numbered for the intervals: layout order, or under
+/// `setmaxnreg` reverse post-order (then the unreachable blocks). Any order is sound (an
+/// interval covers every point its value is live at in the numbering); a warp-specialized
+/// kernel's layout interleaves its roles' regions (pyptx `fa_ws_pingpong` lays the tail of a
+/// consumer region, which reads the 64-register accumulator, before the loop header that all
+/// roles pass), so layout intervals would keep values of one region live across the others.
+fn numbering(f: &Function, cfg: &Cfg, setmaxnreg: bool) -> Vec<BlockId> {
+    if !setmaxnreg {
+        return f.block_ids().collect();
+    }
+    let mut order = cfg.rpo.clone();
+    order.extend(f.block_ids().filter(|&b| !cfg.is_reachable(b)));
+    order
+}
+
+fn intervals(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Option<Interval>> {
     let mut iv: Vec<Option<Interval>> = vec![None; f.vregs.len()];
     let touch = |v: VReg, at: u32, iv: &mut Vec<Option<Interval>>| {
         let slot = &mut iv[v.0 as usize];
@@ -129,7 +156,7 @@ fn intervals(f: &Function) -> Vec<Option<Interval>> {
         }
     };
     let mut pos = 0u32;
-    for b in f.block_ids() {
+    for &b in order {
         let start = pos;
         let n = f.block(b).insts.len() as u32;
         let end = start + 2 * n + 1;
@@ -200,12 +227,12 @@ pub fn calls_slow_path(call: &crate::mir::Inst) -> bool {
     })
 }
 
-/// Positions (`2k`, the read point) of the `CALL`s in layout numbering, each with whether it
-/// calls a slow path ([`slow_path_clobbers`]).
-fn call_points(f: &Function) -> Vec<(u32, bool)> {
+/// Positions (`2k`, the read point) of the `CALL`s, blocks numbered in `order`, each with
+/// whether it calls a slow path ([`slow_path_clobbers`]).
+fn call_points(f: &Function, order: &[BlockId]) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     let mut pos = 0u32;
-    for b in &f.blocks {
+    for b in order.iter().map(|&b| f.block(b)) {
         for (k, i) in b.insts.iter().enumerate() {
             if i.mnemonic == "CALL" {
                 out.push((pos + 2 * k as u32, calls_slow_path(i)));
@@ -238,9 +265,16 @@ fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
 /// One pass of the scan; `Ok(Err(..))` names the vregs to spill; `Err` is a limit ptxc has.
 #[allow(clippy::type_complexity)]
 fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
-    let iv = intervals(f);
+    let cfg = Cfg::new(f);
+    let live = Liveness::compute(f, &cfg);
+    // Under `setmaxnreg`, each general register value's bound: the registers below the
+    // smallest limit where it lives (`limits`), the largest limit bounding the file.
+    let caps = limits::vreg_caps(f, &cfg, &live, f.max_regs);
+    let order = numbering(f, &cfg, caps.is_some());
+    let iv = intervals(f, &live, &order);
+    drop(live);
     let hints = hints(f);
-    let calls = call_points(f);
+    let calls = call_points(f, &order);
     let pinned = unspillable(f);
     let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
     // Precoloured values, with their intervals.
@@ -259,9 +293,16 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         RegClass::Pred,
         RegClass::UPred,
     ] {
-        let limit = match class {
-            RegClass::Gpr => gpr_limit(f),
-            other => other.allocatable(),
+        let limit = match (class, &caps) {
+            (RegClass::Gpr, Some(caps)) => caps
+                .iter()
+                .filter(|&&c| c != u32::MAX)
+                .map(|&c| usable(c))
+                .chain([gpr_limit(f)])
+                .max()
+                .unwrap_or(0),
+            (RegClass::Gpr, None) => gpr_limit(f),
+            (other, _) => other.allocatable(),
         } as usize;
         let mut list: Vec<Interval> = iv
             .iter()
@@ -291,6 +332,24 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 }
             }
             let words = usize::from(f.vreg(cur.vreg).words);
+            // The registers below `cap` are the ones this value may take (`setmaxnreg`).
+            let hw_cap = caps.as_ref().map_or(u32::MAX, |c| c[cur.vreg.0 as usize]);
+            let cap = if hw_cap == u32::MAX {
+                limit
+            } else {
+                (usable(hw_cap) as usize).min(limit)
+            };
+            if words > cap {
+                // ptxas instead ignores every `setmaxnreg` of such a kernel (info C7507,
+                // "'setmaxnreg' ignored to maintain minimum register requirements": a 64-register
+                // wgmma accumulator after `setmaxnreg.dec 40`).
+                return Err(format!(
+                    "ptxc cannot allocate a {words}-register value in `{}` where `setmaxnreg` \
+                     leaves {hw_cap} registers ({cap} that ptxc gives out; ptxas would ignore \
+                     the kernel's `setmaxnreg`)",
+                    f.name
+                ));
+            }
             let align = match words {
                 w if w >= 8 => 8,
                 w if w >= 3 => 4,
@@ -335,7 +394,8 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 ));
             }
             let blocked = |r: usize| {
-                (crosses && clobbers(class, r))
+                r >= cap
+                    || (crosses && clobbers(class, r))
                     || fixed.iter().any(|&(i, p, w)| {
                         p.class == class
                             && (usize::from(p.num)..usize::from(p.num) + w).contains(&r)
@@ -343,7 +403,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                             && cur.start <= i.end
                     })
             };
-            let restricted = crosses || !fixed.is_empty();
+            let restricted = crosses || !fixed.is_empty() || cap < limit;
             let avail = |free: &FreeSet| {
                 if !restricted {
                     return None;
@@ -387,7 +447,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 continue;
             }
             while chosen.is_none() {
-                let victim = owner
+                let victim = owner[..cap]
                     .iter()
                     .flatten()
                     .filter(|(_, v)| !pinned.contains(v) && f.fixed_reg(*v).is_none())
@@ -480,6 +540,14 @@ impl FreeSet {
             if m != 0 {
                 return Some(64 * i + m.trailing_zeros() as usize);
             }
+        }
+        // Then across a 64-register boundary (ptxas's accumulators at R24–R87 in pyptx
+        // `fa_ws_pingpong`): only when no block fits within one word, so allocations that
+        // found one are unchanged.
+        if n >= 8 {
+            return (0..=256 - n)
+                .step_by(8)
+                .find(|&base| (base..base + n).all(|r| self.contains(r)));
         }
         None
     }
