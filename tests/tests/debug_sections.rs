@@ -291,7 +291,8 @@ fn device_debug_builds_of_project_kernels() {
 }
 
 /// `.nv_debug_info_reg_sass` and `.nv_debug_info_reg_type` (`compiler/src/emit/debug_regs.rs`):
-/// ptxas's sections read back and are written again byte for byte; one block per function in
+/// ptxas's sections read back and are written again byte for byte, and agree with
+/// `cuobjdump -elf`'s decoding of them; one block per function in
 /// `.text` order; the probe's type bytes are those of the declared PTX types; the register
 /// named for `one_reg`'s `%r1` is the one ptxas's code writes the thread index to.
 #[test]
@@ -301,6 +302,11 @@ fn ptxas_register_sections_read_back_exactly() {
     let mut inputs = files();
     inputs.push(root.join("tests/sass-probes/ptx/debug_regs.ptx"));
     inputs.push(root.join("tests/kernels/device_calls.ptx"));
+    // The type bytes of `.u8`, `.f16x2`, `.v2` and `.v4` registers.
+    let zluda = shared_dir().join("corpus/zluda/sm90a");
+    for f in ["tid", "cvt_f16x2_f32", "vector", "vector4"] {
+        inputs.push(zluda.join(format!("{f}.ptx")));
+    }
     let mut report = Vec::new();
     for path in inputs {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -328,6 +334,48 @@ fn ptxas_register_sections_read_back_exactly() {
             (sass, types),
             "{name}: written again"
         );
+        // cuobjdump's own decoding of the two sections.
+        let dir = tempdir();
+        let path = temp_file(&dir, &format!("ptxas-{name}.cubin"), &cubin);
+        let elf = run_tool(Tool::Cuobjdump, &["-elf"], &path).expect("cuobjdump -elf");
+        let _ = std::fs::remove_dir_all(&dir);
+        let printed = |sec: &str| -> Vec<String> {
+            let at = elf
+                .find(&format!(".section {sec}\n"))
+                .unwrap_or_else(|| panic!("{name}: cuobjdump prints no {sec}"));
+            let body = &elf[at..];
+            let body = &body[body.find('\n').unwrap() + 1..];
+            let end = body.find("\n\n").unwrap_or(body.len());
+            body[..end].lines().map(|l| l.trim().to_string()).collect()
+        };
+        let (mut want_sass, mut want_types) = (Vec::new(), Vec::new());
+        for f in &regs {
+            for out in [&mut want_sass, &mut want_types] {
+                out.push(format!("Function Name: {}", f.function));
+                out.push(format!("Total entry: {:x}", f.locations.len()));
+            }
+            for l in &f.locations {
+                want_sass.push(format!(
+                    "(reg: {}) {:#x}, {:#x}, {:#x}",
+                    l.name,
+                    l.file.dwarf(l.reg),
+                    l.start,
+                    l.end
+                ));
+                want_types.push(type_name(l.ty));
+            }
+        }
+        assert_eq!(
+            printed(".nv_debug_info_reg_sass"),
+            want_sass,
+            "{name}: cuobjdump -elf"
+        );
+        assert_eq!(
+            printed(".nv_debug_info_reg_type"),
+            want_types,
+            "{name}: cuobjdump -elf"
+        );
+
         let functions: Vec<&str> = regs.iter().map(|f| f.function.as_str()).collect();
         let text: Vec<&str> = model.functions.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(functions, text, "{name}: one block per function");
@@ -394,7 +442,7 @@ fn ptxas_register_sections_read_back_exactly() {
             .lines()
             .find_map(|l| {
                 let (_, rest) = l.split_once("S2R R")?;
-                rest.split_once(", SR_TID.X")?.0.parse::<u16>().ok()
+                rest.split_once(", SR_TID.X")?.0.parse::<u32>().ok()
             })
             .expect("one_reg: S2R Rn, SR_TID.X");
         let r1: Vec<_> = regs[0]
@@ -408,4 +456,19 @@ fn ptxas_register_sections_read_back_exactly() {
         }
     }
     println!("ptxas register sections\n{}", report.join("\n"));
+}
+
+/// How `cuobjdump -elf` names a `.nv_debug_info_reg_type` byte (`.v2 .u32` for 0x46).
+fn type_name(ty: u8) -> String {
+    const SCALAR: [&str; 17] = [
+        "?b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64", "?s8", ".s16", ".s32",
+        ".s64", ".f16", ".f16x2", ".f32", ".f64", ".pred",
+    ];
+    let scalar = SCALAR.get((ty & 0x3f) as usize).copied().unwrap_or("?");
+    match ty & 0xc0 {
+        0 => scalar.to_string(),
+        0x40 => format!(".v2 {scalar}"),
+        0x80 => format!(".v4 {scalar}"),
+        _ => format!("? {scalar}"),
+    }
 }

@@ -14,10 +14,12 @@
 //!   `mov_address.ptx`);
 //! * a `.nv_debug_info_reg_sass` record: `u32` part (which 32-bit word of a `.b64` register,
 //!   which element of a vector register; 0 otherwise), the NUL-terminated PTX register name
-//!   (`%r1`; ZLUDA's `result`), `u16` register number, a zero byte, a `u8` register file
-//!   (2: predicate `P`, `debug_line_info.ptx` `%p1` in P0; 4: a 16-bit half, the number is
-//!   2 × R + half, `debug_regs.ptx` `%hs1` = 30 where ptxas's code writes R15; 5: a 32-bit `R`),
-//!   then the `u32` start and end addresses of the range in which the register is there (the
+//!   (`%r1`; ZLUDA's `result`), the `u32` register in ptxas's DWARF numbering (the one of
+//!   the debug CIE, `model::DWARF_R1`: file << 24 | number; `cuobjdump -elf` prints it as
+//!   `(reg: %r1) 0x5000000, 0x80, 0x130`): file 2 predicate `P` (`debug_line_info.ptx` `%p1`
+//!   in P0 = 0x2000000), 4 a 16-bit half with number 2 × R + half (`debug_regs.ptx` `%hs1` =
+//!   0x400001e where ptxas's code writes R15), 5 a 32-bit `R`; then the `u32` start and end
+//!   addresses of the range in which the register is there (the
 //!   end is exclusive: `%p1` [0x1d0, 0x1e0), defined at 0x1d0, overwritten by `%p2` at 0x1e0;
 //!   ptxas also writes empty [0, 0) ranges);
 //! * a `.nv_debug_info_reg_type` record is one byte, the PTX type of the register of the
@@ -32,8 +34,8 @@ pub struct RegLocation {
     pub part: u32,
     /// The PTX register's name, as declared (`%r1`).
     pub name: String,
-    /// The register number in its file (for [`RegFile::Half`], 2 × R + half).
-    pub reg: u16,
+    /// The register number in its file (for [`RegFile::Half`], 2 × R + half; 24 bits).
+    pub reg: u32,
     pub file: RegFile,
     /// The address range `[start, end)` in the function's code.
     pub start: u32,
@@ -61,6 +63,11 @@ impl RegFile {
             RegFile::Half => 4,
             RegFile::Reg => 5,
         }
+    }
+
+    /// ptxas's DWARF register number of register `reg` of this file.
+    pub fn dwarf(self, reg: u32) -> u32 {
+        (self.code() as u32) << 24 | reg
     }
 
     pub fn from_code(c: u8) -> Option<RegFile> {
@@ -123,9 +130,7 @@ pub fn write(functions: &[FunctionRegs]) -> (Vec<u8>, Vec<u8>) {
             sass.extend_from_slice(&l.part.to_le_bytes());
             sass.extend_from_slice(l.name.as_bytes());
             sass.push(0);
-            sass.extend_from_slice(&l.reg.to_le_bytes());
-            sass.push(0);
-            sass.push(l.file.code());
+            sass.extend_from_slice(&l.file.dwarf(l.reg).to_le_bytes());
             sass.extend_from_slice(&l.start.to_le_bytes());
             sass.extend_from_slice(&l.end.to_le_bytes());
             types.push(l.ty);
@@ -204,14 +209,11 @@ pub fn read(sass: &[u8], types: &[u8]) -> Result<Vec<FunctionRegs>, String> {
         for _ in 0..count {
             let part = s.u32()?;
             let name = s.cstr()?;
-            let reg = u16::from_le_bytes(s.bytes(2)?.try_into().unwrap());
-            let zero = s.u8()?;
-            let code = s.u8()?;
-            let file = RegFile::from_code(code)
-                .filter(|_| zero == 0)
-                .ok_or_else(|| {
-                    format!("{function}: {name}: unknown register file bytes {zero:#x} {code:#x}")
-                })?;
+            let dwarf = s.u32()?;
+            let file = RegFile::from_code((dwarf >> 24) as u8).ok_or_else(|| {
+                format!("{function}: {name}: unknown register file in {dwarf:#x}")
+            })?;
+            let reg = dwarf & 0xff_ffff;
             let start = s.u32()?;
             let end = s.u32()?;
             locations.push(RegLocation {
