@@ -5,7 +5,8 @@
 //! ("Register locations").
 //!
 //! Layout, decoded from `tests/sass-probes/ptx/debug_regs.ptx` and
-//! `tests/kernels/debug_line_info.ptx` (`ptxas -arch sm_90a -g`, `readelf -x`), all integers
+//! `tests/kernels/debug_line_info.ptx` (`ptxas -arch sm_90a -g`, `readelf -x`; `cuobjdump -elf`
+//! decodes both sections and agrees, `tests/tests/debug_sections.rs`), all integers
 //! little-endian, no padding:
 //!
 //! * both sections are one block per function, in `.text` section order (the kernel, then
