@@ -289,3 +289,186 @@ fn device_debug_builds_of_project_kernels() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `.nv_debug_info_reg_sass` and `.nv_debug_info_reg_type` (`compiler/src/emit/debug_regs.rs`):
+/// ptxas's sections read back and are written again byte for byte, and agree with
+/// `cuobjdump -elf`'s decoding of them; one block per function in
+/// `.text` order; the probe's type bytes are those of the declared PTX types; the register
+/// named for `one_reg`'s `%r1` is the one ptxas's code writes the thread index to.
+#[test]
+fn ptxas_register_sections_read_back_exactly() {
+    use ptxc::emit::debug_regs::{self, RegFile, RegType};
+    let root = workspace_root();
+    let mut inputs = files();
+    inputs.push(root.join("tests/sass-probes/ptx/debug_regs.ptx"));
+    inputs.push(root.join("tests/kernels/device_calls.ptx"));
+    // The type bytes of `.u8`, `.f16x2`, `.v2` and `.v4` registers.
+    let zluda = shared_dir().join("corpus/zluda/sm90a");
+    for f in ["tid", "cvt_f16x2_f32", "vector", "vector4"] {
+        inputs.push(zluda.join(format!("{f}.ptx")));
+    }
+    let mut report = Vec::new();
+    for path in inputs {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(reference) = ptxas(&path, &["-g"]) else {
+            return;
+        };
+        let cubin = reference
+            .cubin
+            .unwrap_or_else(|| panic!("ptxas refuses {name}: {}", reference.log));
+        let model = ptxc::emit::read(&cubin).unwrap();
+        let data = |n: &str| {
+            section(&model, n)
+                .unwrap_or_else(|| panic!("{name}: ptxas writes no {n}"))
+                .data
+                .data
+                .clone()
+        };
+        let (sass, types) = (
+            data(".nv_debug_info_reg_sass"),
+            data(".nv_debug_info_reg_type"),
+        );
+        let regs = debug_regs::read(&sass, &types).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            debug_regs::write(&regs),
+            (sass, types),
+            "{name}: written again"
+        );
+        // cuobjdump's own decoding of the two sections.
+        let dir = tempdir();
+        let path = temp_file(&dir, &format!("ptxas-{name}.cubin"), &cubin);
+        let elf = run_tool(Tool::Cuobjdump, &["-elf"], &path).expect("cuobjdump -elf");
+        let _ = std::fs::remove_dir_all(&dir);
+        let printed = |sec: &str| -> Vec<String> {
+            let at = elf
+                .find(&format!(".section {sec}\n"))
+                .unwrap_or_else(|| panic!("{name}: cuobjdump prints no {sec}"));
+            let body = &elf[at..];
+            let body = &body[body.find('\n').unwrap() + 1..];
+            let end = body.find("\n\n").unwrap_or(body.len());
+            body[..end].lines().map(|l| l.trim().to_string()).collect()
+        };
+        let (mut want_sass, mut want_types) = (Vec::new(), Vec::new());
+        for f in &regs {
+            for out in [&mut want_sass, &mut want_types] {
+                out.push(format!("Function Name: {}", f.function));
+                out.push(format!("Total entry: {:x}", f.locations.len()));
+            }
+            for l in &f.locations {
+                want_sass.push(format!(
+                    "(reg: {}) {:#x}, {:#x}, {:#x}",
+                    l.name,
+                    l.file.dwarf(l.reg),
+                    l.start,
+                    l.end
+                ));
+                want_types.push(type_name(l.ty));
+            }
+        }
+        assert_eq!(
+            printed(".nv_debug_info_reg_sass"),
+            want_sass,
+            "{name}: cuobjdump -elf"
+        );
+        assert_eq!(
+            printed(".nv_debug_info_reg_type"),
+            want_types,
+            "{name}: cuobjdump -elf"
+        );
+
+        let functions: Vec<&str> = regs.iter().map(|f| f.function.as_str()).collect();
+        let text: Vec<&str> = model.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(functions, text, "{name}: one block per function");
+        for f in &regs {
+            let keys: Vec<_> = f
+                .locations
+                .iter()
+                .map(|l| (l.file.code(), l.reg, l.start))
+                .collect();
+            assert!(keys.is_sorted(), "{name}: {}: record order", f.function);
+        }
+        report.push(format!(
+            "  {name}: {} records",
+            regs.iter().map(|f| f.locations.len()).sum::<usize>()
+        ));
+
+        if name != "debug_regs.ptx" {
+            continue;
+        }
+        let typed = regs.iter().find(|f| f.function == "typed").unwrap();
+        let declared = [
+            ("%p1", RegType::PRED),
+            ("%rs1", RegType::B16),
+            ("%h1", RegType::U16),
+            ("%hs1", RegType::S16),
+            ("%r1", RegType::B32),
+            ("%u1", RegType::U32),
+            ("%s1", RegType::S32),
+            ("%f1", RegType::F32),
+            ("%rd1", RegType::B64),
+            ("%ud1", RegType::U64),
+            ("%sd1", RegType::S64),
+            ("%fd1", RegType::F64),
+            ("%hf1", RegType::F16),
+        ];
+        for (reg, ty) in declared {
+            let tys: BTreeSet<u8> = typed
+                .locations
+                .iter()
+                .filter(|l| l.name == reg)
+                .map(|l| l.ty)
+                .collect();
+            assert_eq!(tys, BTreeSet::from([ty]), "typed: the type of {reg}");
+        }
+        for l in &typed.locations {
+            let file = match l.ty {
+                RegType::PRED => vec![RegFile::Pred],
+                RegType::B16 | RegType::U16 | RegType::S16 => vec![RegFile::Half],
+                _ => vec![RegFile::Reg, RegFile::Half],
+            };
+            assert!(file.contains(&l.file), "typed: {l:?}");
+            let wide = matches!(
+                l.ty,
+                RegType::B64 | RegType::U64 | RegType::S64 | RegType::F64
+            );
+            assert!(l.part < 1 + wide as u32, "typed: {l:?}");
+        }
+        let listing = ptxc_tests::cuobjdump_sass(&cubin).unwrap();
+        let one_reg = listing
+            .split("Function : ")
+            .find(|f| f.starts_with("one_reg"))
+            .unwrap();
+        let tid = one_reg
+            .lines()
+            .find_map(|l| {
+                let (_, rest) = l.split_once("S2R R")?;
+                rest.split_once(", SR_TID.X")?.0.parse::<u32>().ok()
+            })
+            .expect("one_reg: S2R Rn, SR_TID.X");
+        let r1: Vec<_> = regs[0]
+            .locations
+            .iter()
+            .filter(|l| l.name == "%r1")
+            .collect();
+        assert!(!r1.is_empty(), "one_reg: a record for %r1");
+        for l in r1 {
+            assert_eq!((l.file, l.reg, l.ty), (RegFile::Reg, tid, RegType::B32));
+        }
+    }
+    println!("ptxas register sections\n{}", report.join("\n"));
+}
+
+/// How `cuobjdump -elf` names a `.nv_debug_info_reg_type` byte (`.v2 .u32` for 0x46).
+fn type_name(ty: u8) -> String {
+    const SCALAR: [&str; 17] = [
+        "?b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64", "?s8", ".s16", ".s32",
+        ".s64", ".f16", ".f16x2", ".f32", ".f64", ".pred",
+    ];
+    let scalar = SCALAR.get((ty & 0x3f) as usize).copied().unwrap_or("?");
+    match ty & 0xc0 {
+        0 => scalar.to_string(),
+        0x40 => format!(".v2 {scalar}"),
+        0x80 => format!(".v4 {scalar}"),
+        _ => format!("? {scalar}"),
+    }
+}

@@ -11,7 +11,10 @@
 //!
 //! Each layout rule is recorded with the probe that shows it in `docs/cubin.md` ("Debug
 //! sections"). Not generated: `.nv_debug_info_reg_sass` and `.nv_debug_info_reg_type` (where
-//! each PTX register lives); a debugger gets line tables and frames but no PTX variables.
+//! each PTX register lives); a debugger gets line tables and frames but no PTX variables. Their
+//! format is known and read/written by [`super::debug_regs`]; what is missing is the content:
+//! ptxc's MIR does not record which PTX register a value came from, so after allocation nothing
+//! says which SASS register holds `%r1` at a given address.
 
 use super::frame::{sleb, uleb};
 use super::model::*;

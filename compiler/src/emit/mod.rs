@@ -8,12 +8,15 @@
 //! * [`sass`]: SASS listings of compiled functions.
 //! * [`scoreboard`]: control words (stalls, yield, scoreboards, wait masks, reuse).
 //! * [`build`]: the cubin model of a compiled module (ptxc's kernels and their records).
+//! * [`debug`]: the debug sections of a `-g` build; [`debug_regs`]: the format of ptxas's
+//!   register-location sections (read and written, not yet generated).
 //!
 //! The contract values (constant bank 0, EIATTR codes, ELF constants) live in the
 //! `ptxc-runtime-abi` crate (`runtime_abi`).
 
 pub mod build;
 pub mod debug;
+pub mod debug_regs;
 pub mod elf;
 pub mod frame;
 pub mod listing;
