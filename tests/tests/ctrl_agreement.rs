@@ -97,8 +97,8 @@ fn ptxas_control_words_recomputed() {
     );
     let rate = |a: &Agreement| a.identical as f64 / a.total as f64;
     // Floors: the figures reached, less a small margin. Raise them as the pass improves.
-    // (Measured 93.9% corpora, 90.1% everything, after the texture widths, the call rules and
-    // the reuse banks of issue 6's third round.)
-    assert!(rate(&corpora) >= 0.935, "corpora:\n{}", corpora.report());
-    assert!(rate(&all) >= 0.898, "everything:\n{}", all.report());
+    // (Measured 94.6% corpora (12 021 of 12 712), 90.4% everything (27 639 of 30 568), after
+    // the store groups and store waits of issue 6's fourth round.)
+    assert!(rate(&corpora) >= 0.945, "corpora:\n{}", corpora.report());
+    assert!(rate(&all) >= 0.904, "everything:\n{}", all.report());
 }

@@ -781,9 +781,21 @@ fn step(
         needed.remove(&ev_r(*i));
     }
     // In-order queues: of the needed events of one queue in one block, the last one suffices.
+    // Not for the source release of a shared-memory store: ptxas waits for each store's read
+    // scoreboard, even when a later store's wait would cover it (`@!P4 STS [UR8+0xc], R9` `R3`,
+    // `@!P4 STS [UR8+0x1c], R8` `R4`, then `LDC.64 R8` waits `B---34-`, in
+    // `pyptx/matmul_tma_v35`; `LDC.64 R8` waits `B3`, then `IMAD.MOV.U32 R3` `B1` for the store
+    // of `R3` before them, in `matmul_tma_v33`). Corpora 12 007 → 12 021 identical control
+    // words (v33 +6, v34 +26, v35 −18), probes +3.
     let queue_of = |e: Ev| -> Option<&str> {
         let c = &nodes[ev_instr(e)].class;
-        if ev_is_read(e) { c.read_queue } else { c.queue }
+        if !ev_is_read(e) {
+            c.queue
+        } else if c.class == "STS" {
+            None
+        } else {
+            c.read_queue
+        }
     };
     let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::default();
     for e in needed.iter() {
@@ -1115,7 +1127,8 @@ fn allocate(
 /// later store covers the earlier one. ptxas does this: of the 130 pairs of consecutive `STS`
 /// with read scoreboards in one block of the corpora's listings, 116 share the scoreboard
 /// (`@!P4 STS [UR8+0x1c], R7` / `[UR8+0x20], R5` / `[UR8+0x24], R6`, all `R4`, in
-/// `pyptx/matmul_tma_v33`).
+/// `pyptx/matmul_tma_v33`). Not when the previous group is first waited on in this block or
+/// the next ([`first_wait_near`]): corpora 11 937 → 12 007 identical control words.
 fn merge_store_releases(
     nodes: &[Node],
     g: &Cfg,
@@ -1139,7 +1152,7 @@ fn merge_store_releases(
                 .iter()
                 .filter_map(|e| waits.get(e))
                 .any(|w| w.range(p + 1..=k).next().is_some());
-            if !waited_between {
+            if !waited_between && !first_wait_near(g, waits, &groups[gp].0, k) {
                 let moved = std::mem::take(&mut groups[gk].0);
                 for e in &moved {
                     group_of.insert(*e, gp);
@@ -1153,6 +1166,28 @@ fn merge_store_releases(
         }
         prev = Some(k);
     }
+}
+
+/// Whether the first wait on a group of read events (each member's first wait after its
+/// issue, in layout order) is in the block of instruction `k` or in a successor of that block.
+/// ptxas does not let a store share the scoreboard of a group it would then be waited with so
+/// soon: `@!P4 STS [UR8+0x38], R3` / `[UR8+0xc], R8` / `[UR8+0x1c], R7` take `R1`, `R3`, `R4`
+/// (their first waits, `IMAD.MOV.U32 R3` at 0x02f0 and `LDC.64 R8` at 0x02e0, are in the next
+/// block), and `[UR8+0x20], R5` / `[UR8+0x24], R6` join `R4`, first waited at 0x0580
+/// (`pyptx/matmul_tma_v33`; the same in v34 and v35).
+fn first_wait_near(g: &Cfg, waits: &BTreeMap<Ev, BTreeSet<usize>>, group: &[Ev], k: usize) -> bool {
+    let first = group
+        .iter()
+        .filter_map(|e| {
+            waits
+                .get(e)
+                .and_then(|w| w.range(ev_instr(*e) + 1..).next())
+        })
+        .min();
+    first.is_some_and(|&w| {
+        let b = g.block_of[k];
+        g.block_of[w] == b || g.succs[b].contains(&g.block_of[w])
+    })
 }
 
 /// Ready times of fixed-latency results at block boundaries: register → (cycles still to wait
