@@ -689,7 +689,8 @@ fn rcp_f64_rounding_modes_on_the_simulator() {
 /// Warp-aggregated atomics (`lower/isel/atomics.rs`, probe
 /// `tests/sass-probes/ptx/warp_aggregation.ptx`): reductions with per-thread and uniform
 /// operands, `atom.add` whose result each thread uses, with all 64 threads (two warps) active
-/// and with a third of them, on global and shared memory. ptxc's cubin and ptxas's give the
+/// and with a third of them, on global and shared memory, with uniform and per-thread operands
+/// (ptxas's prefix sum in a full warp, one atomic per thread in a partial one). ptxc's cubin and ptxas's give the
 /// totals and the per-thread old values of a sequential execution (each thread's old value is
 /// distinct, and together they are the running totals) on the simulator.
 #[test]
@@ -720,6 +721,9 @@ fn warp_aggregated_atomics_on_the_simulator() {
   st.global.u32 [b+128], r;
   atom.shared.add.u32 w, [sh], 2;
   st.global.u32 [b+640], w;
+  add.u32 v, t, 1;
+  atom.global.add.u32 w, [o+28], v;
+  st.global.u32 [b+896], w;
   rem.u32 s, t, 3;
   setp.ne.u32 p, s, 0;
   mov.u32 q, 0xffffffff;
@@ -728,6 +732,9 @@ fn warp_aggregated_atomics_on_the_simulator() {
   mov.u32 v, %ctaid.x;
   add.u32 v, v, 5;
   atom.global.add.u32 q, [o+20], v;
+  add.u32 v, t, 1;
+  atom.global.add.u32 w, [o+32], v;
+  st.global.u32 [b+1152], w;
 SKIP:
   st.global.u32 [b+384], q;
   bar.sync 0;
@@ -746,11 +753,11 @@ DONE:
     let launch = |cubin: &[u8]| -> Vec<u32> {
         let k = Kernel::from_cubin(cubin, "k_agg").expect("the cubin loads");
         let mut dev = Device::new();
-        let o = dev.global.alloc("out", padded(vec![0; 1024]));
+        let o = dev.global.alloc("out", padded(vec![0; 2048]));
         let cfg = LaunchConfig::new([1, 1, 1], [64, 1, 1]).params_u64(&[o]);
         dev.launch(&k, &cfg).expect("the kernel runs");
         let out = dev.global.region(o).map(|r| r.data.clone()).unwrap();
-        out[..896]
+        out[..1408]
             .chunks(4)
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
             .collect()
@@ -796,6 +803,43 @@ DONE:
                 .filter(|t| t % 3 != 0)
                 .all(|t| out[96 + t] == u32::MAX),
             "{who}: inactive threads"
+        );
+        // atom.add of tid + 1 (per-thread operands): the old values are the running totals of
+        // some order of the threads.
+        let sequential = |what: &str, at: usize, threads: Vec<usize>, total: u32| {
+            let mut olds: Vec<(u32, u32)> = threads
+                .iter()
+                .map(|&t| (out[at + t], t as u32 + 1))
+                .collect();
+            olds.sort_unstable();
+            let mut sum = 0;
+            for (old, v) in olds {
+                assert_eq!(
+                    old,
+                    sum,
+                    "{who}: {what}: old values {:?}",
+                    &out[at..at + 64]
+                );
+                sum += v;
+            }
+            assert_eq!(sum, total, "{who}: {what}: total");
+        };
+        sequential(
+            "full-warp atom.add of tid + 1",
+            224,
+            (0..64).collect(),
+            out[7],
+        );
+        assert_eq!(out[7], (1..=64).sum::<u32>(), "{who}: full-warp total");
+        let third: Vec<usize> = (0..64).filter(|t| t % 3 == 0).collect();
+        sequential("partial-warp atom.add of tid + 1", 288, third, out[8]);
+        assert_eq!(
+            out[8],
+            (0..64u32)
+                .filter(|t| t % 3 == 0)
+                .map(|t| t + 1)
+                .sum::<u32>(),
+            "{who}: partial-warp total"
         );
     };
     let ours = ptxc_compile(&path).expect("ptxc compiles the kernel");

@@ -829,7 +829,7 @@ fn kernel(
                 f.attrs.coop_group_offsets.push(at);
                 f.attrs.coop_group_mask_regids.push(u32::MAX);
             }
-            "VOTEU" | "SHFL" | "REDUX" if enc.warp_wide_offsets.contains(&at) => {}
+            "VOTEU" | "VOTE" | "SHFL" | "REDUX" if enc.warp_wide_offsets.contains(&at) => {}
             "SHFL" | "MATCH" | "REDUX" | "VOTE" => {
                 let activemask = i.mnemonic == "VOTE"
                     && i.operands.len() == 3

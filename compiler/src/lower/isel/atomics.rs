@@ -28,12 +28,12 @@
 //! |---|---|
 //! | `red` or `atom` with an unused result, `.add/.min/.max/.and/.or/.xor` `.u32/.s32/.b32` | `VOTEU.ANY UR, UPT, PT`; `UFLO.U32` (the leader); `REDUX.<op> UR, v` + `MOV` (add of a uniform `v`: `UPOPC` + `IMAD v, count`; of 1: `POPC R, UR`; of `k`: `POPC` + `IMAD …, k`); `ISETP.EQ.U32 P, laneid, leader`; `@P RED/ATOM/ATOMS … RZ` |
 //! | `atom.add.{u32,s32}` with a used result and a warp-uniform operand (immediate, parameter, load from a uniform address) | `VOTEU.ANY`; `FLO.U32 R, UR` (the leader); the total as above; `@P ATOM old`; `POPC(SR_LTMASK & mask)` (the lane's rank); `SHFL.IDX PT, d, old, leader, 0x1f`; `d + rank * v` |
+//! | `atom.add.{u32,s32}` with a used result and a per-thread operand | `VOTE.ANY R, PT, PT`; a full warp (`== -1`): an inclusive `SHFL.UP` prefix sum (1, 2, 4, 8, 16), lane 31 does `ATOM old` with the warp's total, each thread adds its exclusive prefix (`SHFL.UP` by 1) to `SHFL.IDX` of lane 31's `old`; a partial warp: one atomic per thread (`atom_add_scan`) |
 //! | not aggregated | `atom` with a used result of any other operation, `exch`, `inc`, `dec`, `cas`, 64-bit and float types, per-thread addresses, `-O0` |
 //!
-//! `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS` lists the `VOTEU`, `REDUX` and `SHFL` of the sequence
-//! ([`Inst::warp_wide`]). Not done by ptxc (each keeps one atomic per thread, which is correct):
-//! ptxas's prefix-sum sequence for `atom.add` with a used result and a per-thread operand
-//! (`SHFL.UP` scan, `atom_add_u32_tid`), guarded atomics, `.shared::cluster` addresses. ptxas
+//! `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS` lists the `VOTEU`, `VOTE`, `REDUX` and `SHFL` of the
+//! sequence ([`Inst::warp_wide`]). Not done by ptxc (each keeps one atomic per thread, which is
+//! correct): guarded atomics (`@p atom`, `atom_add_u32_guard`), `.shared::cluster` addresses. ptxas
 //! guards the `.release`/`.acquire` fences of an aggregated atomic with the leader's predicate;
 //! ptxc keeps them in every thread (stronger, not wrong).
 
@@ -1032,6 +1032,10 @@ enum Aggregate {
     /// `atom.add` with a used result and a warp-uniform operand: the leader adds operand ×
     /// active threads, and each thread's result is the old value plus operand × its rank.
     FetchAdd,
+    /// `atom.add` with a used result and a per-thread operand: in a full warp, a `SHFL.UP`
+    /// prefix sum, one atomic by lane 31 and each thread's exclusive prefix added to the old
+    /// value; in a partial warp, one atomic per thread.
+    FetchAddScan,
 }
 
 impl Cx<'_> {
@@ -1059,7 +1063,11 @@ impl Cx<'_> {
         if unused && matches!(op, Add | Min | Max | And | Or | Xor) {
             return Some(Aggregate::Reduce);
         }
-        (op == Add && self.same_in_warp(vb)).then_some(Aggregate::FetchAdd)
+        match op {
+            Add if self.same_in_warp(vb) => Some(Aggregate::FetchAdd),
+            Add => Some(Aggregate::FetchAddScan),
+            _ => None,
+        }
     }
 
     /// Whether every thread of the warp has the same `v`: an immediate, a warp-uniform value,
@@ -1166,6 +1174,12 @@ impl Cx<'_> {
             },
             ref l => l.clone(),
         };
+        if how == Aggregate::FetchAddScan {
+            return match dst {
+                Some(dst) => self.atom_add_scan(at, &loc, dst),
+                None => false,
+            };
+        }
         let mask = Reg::whole(self.new_vreg(RegClass::Ugpr, 1), 1);
         self.emit_unguarded(
             Inst::new(
@@ -1219,6 +1233,7 @@ impl Cx<'_> {
                 self.guard = None;
                 ok
             }
+            Aggregate::FetchAddScan => false,
             Aggregate::FetchAdd => {
                 let Some(dst) = dst else { return false };
                 let leader = self.agg_mk(RegClass::Gpr, "FLO", &["U32"], vec![use_(mask)]);
@@ -1297,5 +1312,156 @@ impl Cx<'_> {
                 true
             }
         }
+    }
+
+    /// A destination for a value only this sequence uses (the old value an atomic returns).
+    fn agg_temp_dst(&mut self, name: &str) -> Dst {
+        let var = self.ssa.new_var(crate::lower::ssa::VarInfo {
+            class: RegClass::Gpr,
+            words: 1,
+            name: name.into(),
+        });
+        Dst {
+            var,
+            vreg: self.new_vreg(RegClass::Gpr, 1),
+            words: 1,
+            prior: None,
+        }
+    }
+
+    /// `SHFL.<mode> p, d, x, lane, c` (a warp-wide instruction of the sequence): `d` and the
+    /// predicate that says the source lane was in range (`PT` for `IDX`, as ptxas writes it).
+    fn agg_shfl(&mut self, mode: &'static str, x: Reg, lane: Operand, c: Operand) -> (Reg, Reg) {
+        let d = self.gpr();
+        let p = if mode == "IDX" {
+            Reg::phys(PReg::PT)
+        } else {
+            self.pred()
+        };
+        self.emit_unguarded(
+            Inst::new(
+                "SHFL",
+                &[mode],
+                vec![Operand::def(p), Operand::def(d), use_(x), lane, c],
+            )
+            .warp_wide(),
+        );
+        (d, p)
+    }
+
+    /// ptxas's `atom.add` with a per-thread operand and a used result (`atom_add_u32_tid` in
+    /// tests/sass-probes/ptx/warp_aggregation.ptx):
+    ///
+    /// ```text
+    ///       VOTE.ANY R0, PT, PT ; ISETP.EQ.U32.AND P0, PT, R0, -0x1, PT
+    ///  @!P0 ATOMG old, [a], v ; @!P0 BRA join           ; a partial warp: one atomic each
+    ///       SHFL.UP P0, t, x, 0x1, RZ ; @P0 x += t       ; … 0x2, 0x4, 0x8, 0x10: inclusive sums
+    ///       ISETP.EQ.U32.AND P1, PT, laneid, 0x1f, PT ; @P1 ATOMG old, [a], x
+    ///       SHFL.UP P0, e, x, 0x1, RZ ; SHFL.IDX PT, d, old, 0x1f, 0x1f ; @P0 d += e
+    /// join:
+    /// ```
+    ///
+    /// The branch is on a warp-uniform predicate (all active threads see the same mask), so it
+    /// needs no reconvergence; ptxas lists the VOTE and the SHFLs as warp-wide instructions.
+    fn atom_add_scan(&mut self, at: &Atomic, loc: &Loc, dst: Dst) -> bool {
+        let dst = self.undo_prior(dst);
+        let active = self.gpr();
+        self.emit_unguarded(
+            Inst::new(
+                "VOTE",
+                &["ANY"],
+                vec![
+                    Operand::def(active),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    pt(),
+                ],
+            )
+            .warp_wide(),
+        );
+        let full = self.pred();
+        self.emit_unguarded(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(full),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(active),
+                Operand::imm(0xffff_ffff),
+                pt(),
+            ],
+        ));
+        // [cur] `@full BRA scan`, [each] one atomic per thread, `BRA join`, [scan], [join]: no
+        // edge is critical, so the merge needs no block of copies. (ptxas guards the per-thread
+        // atomic and its branch to `join` with `!full` instead: one instruction less.)
+        let each_block = self.new_block();
+        let scan = self.new_block();
+        let join = self.new_block();
+        self.branch_to(scan, Some((full, false)));
+        if let Some(b) = self.f.block_mut(self.cur).insts.last_mut() {
+            b.divergent = false;
+        }
+        self.fallthrough_to(each_block);
+        self.switch_to(each_block, false);
+        self.seal(each_block);
+        let each = self.agg_temp_dst("aggregate.each");
+        let each_v = each.vreg;
+        if !self.atom_one(at, loc, Some(each), false) {
+            return false;
+        }
+        self.branch_to(join, None);
+        let partial = self.cur;
+        self.switch_to(scan, false);
+        self.seal(scan);
+        let mut x = at.b;
+        for step in [1, 2, 4, 8, 16] {
+            let (t, inr) = self.agg_shfl("UP", x, Operand::imm(step), rz());
+            x = self.a_mk_if(inr, false, x, "IADD3", &[], vec![use_(x), use_(t), rz()]);
+        }
+        let lane = self.agg_s2r(super::sr::LANEID);
+        let last = self.pred();
+        self.emit_unguarded(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(last),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(lane),
+                Operand::imm(0x1f),
+                pt(),
+            ],
+        ));
+        let old = self.agg_temp_dst("aggregate.old");
+        let old_reg = old.reg();
+        let total = Atomic {
+            b: x,
+            c: None,
+            ..*at
+        };
+        self.guard = Some((last, false));
+        let ok = self.atom_one(&total, loc, Some(old), false);
+        self.guard = None;
+        if !ok {
+            return false;
+        }
+        let (before, has) = self.agg_shfl("UP", x, Operand::imm(1), rz());
+        let (base, _) = self.agg_shfl("IDX", old_reg, Operand::imm(0x1f), Operand::imm(0x1f));
+        let r = self.a_mk_if(
+            has,
+            false,
+            base,
+            "IADD3",
+            &[],
+            vec![use_(base), use_(before), rz()],
+        );
+        self.fallthrough_to(join);
+        let r = r.vreg().expect("a virtual register");
+        let from_scan = self.cur;
+        self.finish_blocks(
+            &[each_block, scan, join],
+            join,
+            Some(dst),
+            &[(partial, each_v), (from_scan, r)],
+        );
+        true
     }
 }
