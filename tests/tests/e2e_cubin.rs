@@ -151,17 +151,21 @@ fn reason(kind: &str, only_ptxc: bool, ours: &str, theirs: &str) -> String {
             count(theirs, " BSSY"),
             count(theirs, " CALL")
         ),
-        // ptxas lists the VOTEU/REDUX/SHFL of its warp-aggregated atomics (ptxc does the same:
-        // lower/isel/atomics.rs) and the VOTEU.ALL of branch regions it predicates with uniform
+        // ptxas lists the VOTEU/REDUX/SHFL of its warp-aggregated atomics (`VOTEU.ANY URn, UPT,
+        // PT`; ptxc does the same: lower/isel/atomics.rs) and the votes into uniform predicates
+        // (`VOTEU.ALL UP0, P0`, `VOTEU.ANY UP1, P0`) of code it predicates with uniform
         // predicates (`@!UP0 SYNCS…`; ptxc branches instead).
-        "EIATTR_INT_WARP_WIDE_INSTR_OFFSETS" => format!(
-            "VOTEU.ANY (warp-aggregated atomics) in ptxas's code: {}, in ptxc's: {}; VOTEU.ALL \
-             (uniform predication) in ptxas's: {}, in ptxc's: {}",
-            count(theirs, "VOTEU.ANY"),
-            count(ours, "VOTEU.ANY"),
-            count(theirs, "VOTEU.ALL"),
-            count(ours, "VOTEU.ALL")
-        ),
+        "EIATTR_INT_WARP_WIDE_INSTR_OFFSETS" => {
+            let aggregated = |s: &str| count(s, " VOTEU.ANY UR");
+            format!(
+                "VOTEU.ANY UR (warp-aggregated atomics) in ptxas's code: {}, in ptxc's: {}; \
+                 VOTEU into uniform predicates (uniform predication) in ptxas's: {}, in ptxc's: {}",
+                aggregated(theirs),
+                aggregated(ours),
+                count(theirs, "VOTEU") - aggregated(theirs),
+                count(ours, "VOTEU") - aggregated(ours)
+            )
+        }
         "EIATTR_COOP_GROUP_INSTR_OFFSETS" | "EIATTR_COOP_GROUP_MASK_REGIDS" => format!(
             "warp-synchronous instructions (SHFL/VOTE/MATCH/REDUX) in ptxc's code: {}, in \
              ptxas's: {}; ptxas also marks its placeholder NOPs ({} NOPs before the padding)",
