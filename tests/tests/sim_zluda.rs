@@ -687,7 +687,7 @@ fn rcp_f64_rounding_modes_on_the_simulator() {
 }
 
 /// Warp-aggregated atomics (`lower/isel/atomics.rs`, probe
-/// `tests/sass-probes/ptx/warp_aggregation.ptx`): reductions with per-thread and uniform
+/// `tests/sass-probes/warp_aggregation.ptx`): reductions with per-thread and uniform
 /// operands, `atom.add` whose result each thread uses, with all 64 threads (two warps) active
 /// and with a third of them, on global and shared memory, with uniform and per-thread operands
 /// (ptxas's prefix sum in a full warp, one atomic per thread in a partial one). ptxc's cubin and ptxas's give the

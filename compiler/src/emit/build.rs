@@ -722,7 +722,7 @@ fn kernel(
     f.attrs.cuda_api_version = Some(CUDA_API_VERSION_13_1);
     f.attrs.exit_offsets = enc.exit_offsets.clone();
     // The VOTEU/REDUX/SHFL of warp-aggregated atomics (`lower/isel/atomics.rs`; probe
-    // tests/sass-probes/ptx/warp_aggregation.ptx: `red_add_u32_tid` 0x30 0x60 = VOTEU.ANY,
+    // tests/sass-probes/warp_aggregation.ptx: `red_add_u32_tid` 0x30 0x60 = VOTEU.ANY,
     // REDUX.SUM; `atom_add_u32_uni` 0x20 0x120 = VOTEU.ANY, SHFL.IDX; `red_add_u32_uni` only the
     // VOTEU). They are not the user's warp-synchronous instructions (no COOP_GROUP records).
     f.attrs.warp_wide_offsets = enc.warp_wide_offsets.clone();

@@ -22,7 +22,7 @@
 //! ptxas (at `-O1` and up; `-O0` never) aggregates a 32-bit integer atomic on a warp-uniform
 //! `.global`, generic or `.shared` address across the active threads of the warp (§e.7): one
 //! elected thread performs one atomic for all of them. What it does, from
-//! `tests/sass-probes/ptx/warp_aggregation.ptx`:
+//! `tests/sass-probes/warp_aggregation.ptx`:
 //!
 //! | PTX | ptxas |
 //! |---|---|
@@ -211,7 +211,7 @@ impl Cx<'_> {
             return true;
         };
         // An `atom` whose result nothing reads is a reduction to ptxas (`atom_min_unused` in
-        // tests/sass-probes/ptx/warp_aggregation.ptx becomes `REDG.E.MIN`).
+        // tests/sass-probes/warp_aggregation.ptx becomes `REDG.E.MIN`).
         let unused = match d {
             None | Some(ast::Operand::Sink(_)) => true,
             Some(ast::Operand::Expr(e)) => e
@@ -1052,8 +1052,8 @@ impl Cx<'_> {
             return None;
         }
         let uniform_addr = match loc {
-            Loc::Desc { reg, .. } => self.is_uniform(*reg),
-            Loc::Shared { reg, .. } => reg.is_none_or(|r| self.is_uniform(r)),
+            Loc::Desc { reg, .. } => self.is_uniform_every_def(*reg),
+            Loc::Shared { reg, .. } => reg.is_none_or(|r| self.is_uniform_every_def(r)),
             _ => false,
         };
         if !uniform_addr {
@@ -1077,7 +1077,7 @@ impl Cx<'_> {
     fn same_in_warp(&self, v: Val) -> bool {
         match v {
             Val::Imm(_) | Val::CBank(_) => true,
-            Val::Reg(r) => self.is_uniform(r) || self.uniform_load_here(r),
+            Val::Reg(r) => self.is_uniform_every_def(r) || self.uniform_load_here(r),
             Val::F32(_) | Val::F64(_) => false,
         }
     }
@@ -1100,10 +1100,10 @@ impl Cx<'_> {
             .any(|i| i.mnemonic == def.mnemonic && i.defs().any(|d| d.vreg() == Some(vreg)));
         here && def.ops.iter().all(|o| match &o.kind {
             OpKind::Mem { terms, .. } => terms.iter().all(|t| match t {
-                MemTerm::Reg(r, _) => self.is_uniform(*r),
+                MemTerm::Reg(r, _) => self.is_uniform_every_def(*r),
                 _ => true,
             }),
-            OpKind::Reg(rr) if !rr.def => self.is_uniform(rr.reg),
+            OpKind::Reg(rr) if !rr.def => self.is_uniform_every_def(rr.reg),
             _ => true,
         })
     }
@@ -1157,7 +1157,7 @@ impl Cx<'_> {
         }
     }
 
-    /// A warp-aggregated atomic (module documentation; `tests/sass-probes/ptx/warp_aggregation.ptx`).
+    /// A warp-aggregated atomic (module documentation; `tests/sass-probes/warp_aggregation.ptx`).
     fn atom_aggregated(
         &mut self,
         how: Aggregate,
@@ -1350,7 +1350,7 @@ impl Cx<'_> {
     }
 
     /// ptxas's `atom.add` with a per-thread operand and a used result (`atom_add_u32_tid` in
-    /// tests/sass-probes/ptx/warp_aggregation.ptx):
+    /// tests/sass-probes/warp_aggregation.ptx):
     ///
     /// ```text
     ///       VOTE.ANY R0, PT, PT ; ISETP.EQ.U32.AND P0, PT, R0, -0x1, PT
