@@ -40,8 +40,8 @@ const IDENTICAL_FLOOR: usize = 261;
 /// slow paths of `div.rn.f32`, `sqrt.rn.f32`, `rcp.rn.f64`, `rsqrt.approx.f64` and the whole of
 /// `rcp.{rz,rm,rp}.f64` became ptxas's subroutines, whose `CALL` gives `CRS_STACK_SIZE`
 /// (`lower/slow_path.rs`); the others differ because the code differs: BSSY vs predication or
-/// CALLs (the `.func`s ptxc inlines; ptxas's six CALLs in `mma_m16n8k32_s32_s8_s8_s32`), warp
-/// aggregation, placeholder NOPs, spill code in ptxc's only: `matmul_tma_v33`, `_v34`,
+/// CALLs (the `.func`s ptxc inlines; ptxas's six CALLs in `mma_m16n8k32_s32_s8_s8_s32`), uniform
+/// predication (`VOTEU.ALL`), placeholder NOPs, spill code in ptxc's only: `matmul_tma_v33`, `_v34`,
 /// `fa_ws_pingpong`).
 const SAME_KINDS_FLOOR: usize = 237;
 
@@ -154,11 +154,21 @@ fn reason(kind: &str, only_ptxc: bool, ours: &str, theirs: &str) -> String {
             count(theirs, " BSSY"),
             count(theirs, " CALL")
         ),
-        "EIATTR_INT_WARP_WIDE_INSTR_OFFSETS" => format!(
-            "ptxas aggregates across the warp (VOTEU in ptxas's code: {}, in ptxc's: {})",
-            count(theirs, "VOTEU"),
-            count(ours, "VOTEU")
-        ),
+        // ptxas lists the VOTEU/REDUX/SHFL of its warp-aggregated atomics (`VOTEU.ANY URn, UPT,
+        // PT`; ptxc does the same: lower/isel/atomics.rs) and the votes into uniform predicates
+        // (`VOTEU.ALL UP0, P0`, `VOTEU.ANY UP1, P0`) of code it predicates with uniform
+        // predicates (`@!UP0 SYNCS…`; ptxc branches instead).
+        "EIATTR_INT_WARP_WIDE_INSTR_OFFSETS" => {
+            let aggregated = |s: &str| count(s, " VOTEU.ANY UR");
+            format!(
+                "VOTEU.ANY UR (warp-aggregated atomics) in ptxas's code: {}, in ptxc's: {}; \
+                 VOTEU into uniform predicates (uniform predication) in ptxas's: {}, in ptxc's: {}",
+                aggregated(theirs),
+                aggregated(ours),
+                count(theirs, "VOTEU") - aggregated(theirs),
+                count(ours, "VOTEU") - aggregated(ours)
+            )
+        }
         "EIATTR_COOP_GROUP_INSTR_OFFSETS" | "EIATTR_COOP_GROUP_MASK_REGIDS" => format!(
             "warp-synchronous instructions (SHFL/VOTE/MATCH/REDUX) in ptxc's code: {}, in \
              ptxas's: {}; ptxas also marks its placeholder NOPs ({} NOPs before the padding)",

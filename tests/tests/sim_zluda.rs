@@ -685,3 +685,167 @@ fn rcp_f64_rounding_modes_on_the_simulator() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Warp-aggregated atomics (`lower/isel/atomics.rs`, probe
+/// `tests/sass-probes/warp_aggregation.ptx`): reductions with per-thread and uniform
+/// operands, `atom.add` whose result each thread uses, with all 64 threads (two warps) active
+/// and with a third of them, on global and shared memory, with uniform and per-thread operands
+/// (ptxas's prefix sum in a full warp, one atomic per thread in a partial one). ptxc's cubin and ptxas's give the
+/// totals and the per-thread old values of a sequential execution (each thread's old value is
+/// distinct, and together they are the running totals) on the simulator.
+#[test]
+fn warp_aggregated_atomics_on_the_simulator() {
+    const K: &str = r#".version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k_agg(.param .u64 out)
+{
+  .reg .u64 o, a, b; .reg .b32 t, v, m, s, r, q, sh, w; .reg .pred p;
+  .shared .align 4 .b32 cnt;
+  ld.param.u64 o, [out];
+  cvta.to.global.u64 o, o;
+  mov.u32 t, %tid.x;
+  mov.u32 sh, cnt;
+  setp.eq.u32 p, t, 0;
+  @p st.shared.u32 [sh], 10;
+  bar.sync 0;
+  red.global.add.u32 [o], t;
+  sub.s32 v, t, 40;
+  red.global.max.s32 [o+8], v;
+  and.b32 s, t, 31;
+  shl.b32 m, 1, s;
+  red.global.or.b32 [o+12], m;
+  atom.global.add.u32 r, [o+4], 3;
+  mul.wide.u32 a, t, 4;
+  add.u64 b, o, a;
+  st.global.u32 [b+128], r;
+  atom.shared.add.u32 w, [sh], 2;
+  st.global.u32 [b+640], w;
+  add.u32 v, t, 1;
+  atom.global.add.u32 w, [o+28], v;
+  st.global.u32 [b+896], w;
+  rem.u32 s, t, 3;
+  setp.ne.u32 p, s, 0;
+  mov.u32 q, 0xffffffff;
+  @p bra SKIP;
+  red.global.add.u32 [o+16], 1;
+  mov.u32 v, %ctaid.x;
+  add.u32 v, v, 5;
+  atom.global.add.u32 q, [o+20], v;
+  add.u32 v, t, 1;
+  atom.global.add.u32 w, [o+32], v;
+  st.global.u32 [b+1152], w;
+SKIP:
+  st.global.u32 [b+384], q;
+  bar.sync 0;
+  @p bra DONE;
+  setp.ne.u32 p, t, 0;
+  @p bra DONE;
+  ld.shared.u32 w, [sh];
+  st.global.u32 [o+24], w;
+DONE:
+  ret;
+}
+"#;
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("agg.ptx");
+    std::fs::write(&path, K).expect("write the kernel");
+    let launch = |cubin: &[u8]| -> Vec<u32> {
+        let k = Kernel::from_cubin(cubin, "k_agg").expect("the cubin loads");
+        let mut dev = Device::new();
+        let o = dev.global.alloc("out", padded(vec![0; 2048]));
+        let cfg = LaunchConfig::new([1, 1, 1], [64, 1, 1]).params_u64(&[o]);
+        dev.launch(&k, &cfg).expect("the kernel runs");
+        let out = dev.global.region(o).map(|r| r.data.clone()).unwrap();
+        out[..1408]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let check = |who: &str, out: &[u32]| {
+        assert_eq!(out[0], (0..64).sum::<u32>(), "{who}: red.add of tid");
+        assert_eq!(out[1], 64 * 3, "{who}: atom.add 3");
+        assert_eq!(out[2], 23, "{who}: red.max.s32");
+        assert_eq!(out[3], u32::MAX, "{who}: red.or");
+        assert_eq!(out[4], 22, "{who}: divergent red.add 1");
+        assert_eq!(
+            out[5],
+            22 * 5,
+            "{who}: divergent atom.add of a uniform value"
+        );
+        assert_eq!(out[6], 10 + 64 * 2, "{who}: atom.shared.add 2");
+        let mut olds: Vec<u32> = out[32..96].to_vec();
+        olds.sort_unstable();
+        assert_eq!(
+            olds,
+            (0..64).map(|i| 3 * i).collect::<Vec<_>>(),
+            "{who}: atom.add olds"
+        );
+        let mut shared: Vec<u32> = out[160..224].to_vec();
+        shared.sort_unstable();
+        assert_eq!(
+            shared,
+            (0..64).map(|i| 10 + 2 * i).collect::<Vec<_>>(),
+            "{who}: shared olds"
+        );
+        let mut div: Vec<u32> = (0..64)
+            .filter(|t| t % 3 == 0)
+            .map(|t| out[96 + t])
+            .collect();
+        div.sort_unstable();
+        assert_eq!(
+            div,
+            (0..22).map(|i| 5 * i).collect::<Vec<_>>(),
+            "{who}: divergent olds"
+        );
+        assert!(
+            (0..64)
+                .filter(|t| t % 3 != 0)
+                .all(|t| out[96 + t] == u32::MAX),
+            "{who}: inactive threads"
+        );
+        // atom.add of tid + 1 (per-thread operands): the old values are the running totals of
+        // some order of the threads.
+        let sequential = |what: &str, at: usize, threads: Vec<usize>, total: u32| {
+            let mut olds: Vec<(u32, u32)> = threads
+                .iter()
+                .map(|&t| (out[at + t], t as u32 + 1))
+                .collect();
+            olds.sort_unstable();
+            let mut sum = 0;
+            for (old, v) in olds {
+                assert_eq!(
+                    old,
+                    sum,
+                    "{who}: {what}: old values {:?}",
+                    &out[at..at + 64]
+                );
+                sum += v;
+            }
+            assert_eq!(sum, total, "{who}: {what}: total");
+        };
+        sequential(
+            "full-warp atom.add of tid + 1",
+            224,
+            (0..64).collect(),
+            out[7],
+        );
+        assert_eq!(out[7], (1..=64).sum::<u32>(), "{who}: full-warp total");
+        let third: Vec<usize> = (0..64).filter(|t| t % 3 == 0).collect();
+        sequential("partial-warp atom.add of tid + 1", 288, third, out[8]);
+        assert_eq!(
+            out[8],
+            (0..64u32)
+                .filter(|t| t % 3 == 0)
+                .map(|t| t + 1)
+                .sum::<u32>(),
+            "{who}: partial-warp total"
+        );
+    };
+    let ours = ptxc_compile(&path).expect("ptxc compiles the kernel");
+    check("ptxc", &launch(&ours));
+    if let Some(theirs) = ptxas(&path, &[]).and_then(|r| r.cubin) {
+        check("ptxas", &launch(&theirs));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

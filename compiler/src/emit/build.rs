@@ -740,6 +740,11 @@ fn kernel(
     f.min_stack_size = mf.frame_bytes;
     f.attrs.cuda_api_version = Some(CUDA_API_VERSION_13_1);
     f.attrs.exit_offsets = enc.exit_offsets.clone();
+    // The VOTEU/REDUX/SHFL of warp-aggregated atomics (`lower/isel/atomics.rs`; probe
+    // tests/sass-probes/warp_aggregation.ptx: `red_add_u32_tid` 0x30 0x60 = VOTEU.ANY,
+    // REDUX.SUM; `atom_add_u32_uni` 0x20 0x120 = VOTEU.ANY, SHFL.IDX; `red_add_u32_uni` only the
+    // VOTEU). They are not the user's warp-synchronous instructions (no COOP_GROUP records).
+    f.attrs.warp_wide_offsets = enc.warp_wide_offsets.clone();
     if !frame.header_slots.is_empty() {
         // Texture references: one relocated header slot each after the parameters, and the
         // bindless bank records (bank 0) ptxas writes for a kernel that has them.
@@ -850,6 +855,7 @@ fn kernel(
                 f.attrs.coop_group_offsets.push(at);
                 f.attrs.coop_group_mask_regids.push(u32::MAX);
             }
+            "VOTEU" | "VOTE" | "SHFL" | "REDUX" if enc.warp_wide_offsets.contains(&at) => {}
             "SHFL" | "MATCH" | "REDUX" | "VOTE" => {
                 let activemask = i.mnemonic == "VOTE"
                     && i.operands.len() == 3

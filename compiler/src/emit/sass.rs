@@ -26,6 +26,9 @@ pub struct EncodedFunction {
     /// Byte offsets of the mbarrier instructions whose `EIATTR_MBARRIER_INSTR_OFFSETS`
     /// description instruction selection set ([`mir::Inst::mbarrier`]).
     pub mbarrier_records: Vec<(u32, mir::MbarrierRecord)>,
+    /// Byte offsets of the warp-wide instructions of warp-aggregated atomics
+    /// ([`mir::Inst::warp_wide`]): EIATTR_INT_WARP_WIDE_INSTR_OFFSETS.
+    pub warp_wide_offsets: Vec<u32>,
     /// Instructions before the padding.
     pub code_len: usize,
     /// The subroutines linked after the kernel's code (`lower/link.rs`): name and byte offset.
@@ -385,6 +388,9 @@ fn lay_out(
             }
             if let Some(r) = mi.mbarrier {
                 out.mbarrier_records.push((i.addr as u32, r));
+            }
+            if mi.warp_wide {
+                out.warp_wide_offsets.push(i.addr as u32);
             }
             out.instrs.push(i);
             out.srcs.push(mi.src);

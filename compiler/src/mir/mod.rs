@@ -380,6 +380,10 @@ pub struct Inst {
     /// `test_wait` and `test_wait.parity` is the same). Set by instruction selection; `None`
     /// elsewhere, and the cubin writer refuses an mbarrier instruction that has none.
     pub mbarrier: Option<MbarrierRecord>,
+    /// One of the warp-wide instructions of a warp-aggregated atomic (`VOTEU`, `REDUX`,
+    /// `SHFL`; `lower/isel/atomics.rs`): ptxas lists their offsets in
+    /// `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS`, not among the user's warp-synchronous ones.
+    pub warp_wide: bool,
     /// Where the PTX instruction this was selected from starts (byte offset into the source):
     /// the debug line tables (`.debug_line`, `.nv_debug_line_sass`) and the addresses of PTX
     /// labels in debug sections follow it. `None` for what passes add (copies, spill code,
@@ -402,6 +406,7 @@ impl Inst {
         Inst {
             divergent: false,
             mbarrier: None,
+            warp_wide: false,
             src: None,
             guard: None,
             mnemonic,
@@ -413,6 +418,12 @@ impl Inst {
     /// The instruction with its `EIATTR_MBARRIER_INSTR_OFFSETS` description (`None`: unknown).
     pub fn mbarrier(mut self, record: Option<MbarrierRecord>) -> Inst {
         self.mbarrier = record;
+        self
+    }
+
+    /// The instruction marked as a warp-wide instruction of a warp-aggregated atomic.
+    pub fn warp_wide(mut self) -> Inst {
+        self.warp_wide = true;
         self
     }
 

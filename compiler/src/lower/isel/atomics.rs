@@ -16,7 +16,26 @@
 //! have `SR_SWINHI` as its high word).
 //!
 //! `.release` adds `MEMBAR…; ERRBAR; CGAERRBAR` before, `.acquire` `CCTL.IVALL` after.
-//! ptxas also warp-aggregates atomics with uniform addresses (§e.7); ptxc does not (yet).
+//!
+//! ## Warp aggregation
+//!
+//! ptxas (at `-O1` and up; `-O0` never) aggregates a 32-bit integer atomic on a warp-uniform
+//! `.global`, generic or `.shared` address across the active threads of the warp (§e.7): one
+//! elected thread performs one atomic for all of them. What it does, from
+//! `tests/sass-probes/warp_aggregation.ptx`:
+//!
+//! | PTX | ptxas |
+//! |---|---|
+//! | `red` or `atom` with an unused result, `.add/.min/.max/.and/.or/.xor` `.u32/.s32/.b32` | `VOTEU.ANY UR, UPT, PT`; `UFLO.U32` (the leader); `REDUX.<op> UR, v` + `MOV` (add of a uniform `v`: `UPOPC` + `IMAD v, count`; of 1: `POPC R, UR`; of `k`: `POPC` + `IMAD …, k`); `ISETP.EQ.U32 P, laneid, leader`; `@P RED/ATOM/ATOMS … RZ` |
+//! | `atom.add.{u32,s32}` with a used result and a warp-uniform operand (immediate, parameter, load from a uniform address) | `VOTEU.ANY`; `FLO.U32 R, UR` (the leader); the total as above; `@P ATOM old`; `POPC(SR_LTMASK & mask)` (the lane's rank); `SHFL.IDX PT, d, old, leader, 0x1f`; `d + rank * v` |
+//! | `atom.add.{u32,s32}` with a used result and a per-thread operand | `VOTE.ANY R, PT, PT`; a full warp (`== -1`): an inclusive `SHFL.UP` prefix sum (1, 2, 4, 8, 16), lane 31 does `ATOM old` with the warp's total, each thread adds its exclusive prefix (`SHFL.UP` by 1) to `SHFL.IDX` of lane 31's `old`; a partial warp: one atomic per thread (`atom_add_scan`) |
+//! | not aggregated | `atom` with a used result of any other operation, `exch`, `inc`, `dec`, `cas`, 64-bit and float types, per-thread addresses, `-O0` |
+//!
+//! `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS` lists the `VOTEU`, `VOTE`, `REDUX` and `SHFL` of the
+//! sequence ([`Inst::warp_wide`]). Not done by ptxc (each keeps one atomic per thread, which is
+//! correct): guarded atomics (`@p atom`, `atom_add_u32_guard`), `.shared::cluster` addresses. ptxas
+//! guards the `.release`/`.acquire` fences of an aggregated atomic with the leader's predicate;
+//! ptxc keeps them in every thread (stronger, not wrong).
 
 use super::address::{Space, pt, rz, use_, word_of};
 use super::memory::{Loc, Order, Scope, Sem, split_mods, vec_len};
@@ -191,9 +210,20 @@ impl Cx<'_> {
         let Some(loc) = self.locate(space, &addr, &what) else {
             return true;
         };
+        // An `atom` whose result nothing reads is a reduction to ptxas (`atom_min_unused` in
+        // tests/sass-probes/warp_aggregation.ptx becomes `REDG.E.MIN`).
+        let unused = match d {
+            None | Some(ast::Operand::Sink(_)) => true,
+            Some(ast::Operand::Expr(e)) => e
+                .as_name()
+                .is_some_and(|n| self.name_uses.get(&n.text) == Some(&1)),
+            Some(_) => false,
+        };
+        let aggregate = self.aggregation(aop, aty, unused, &loc, vb);
         let b = self.reg_of(vb, words);
         let dst = match d {
             None | Some(ast::Operand::Sink(_)) => None,
+            Some(_) if aggregate == Some(Aggregate::Reduce) => None,
             Some(d) => match self.dst(d) {
                 Some(dst) => Some(dst),
                 None => return false,
@@ -209,18 +239,26 @@ impl Cx<'_> {
         if sem.releases() {
             self.release_fence(sem.scope);
         }
-        let ok = match loc {
-            Loc::Desc { global: true, .. } => self.atom_global(&at, &loc, dst),
-            Loc::Shared { .. } => self.atom_shared(&at, &loc, dst),
-            Loc::Desc { global: false, .. } | Loc::Pair { .. } => {
-                self.atom_generic(&at, &loc, dst, space == Space::Generic)
-            }
-            _ => false,
+        let ok = match aggregate {
+            Some(how) => self.atom_aggregated(how, &at, &loc, vb, dst),
+            None => self.atom_one(&at, &loc, dst, space == Space::Generic),
         };
         if ok && sem.acquires() {
             self.acquire_fence(sem.scope);
         }
         ok
+    }
+
+    /// One atomic per thread, by its space.
+    fn atom_one(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>, generic: bool) -> bool {
+        match loc {
+            Loc::Desc { global: true, .. } => self.atom_global(at, loc, dst),
+            Loc::Shared { .. } => self.atom_shared(at, loc, dst),
+            Loc::Desc { global: false, .. } | Loc::Pair { .. } => {
+                self.atom_generic(at, loc, dst, generic)
+            }
+            _ => false,
+        }
     }
 
     /// The result register of an atomic: the destination, or RZ when there is none.
@@ -984,4 +1022,446 @@ enum CasMem {
     Shared(Reg, i64),
     /// A generic 64-bit address (`LD.E`/`ATOM.E`).
     Generic(Reg, i64),
+}
+
+/// How an atomic is aggregated across the warp (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Aggregate {
+    /// No result is used: the leader applies the warp's combined operand.
+    Reduce,
+    /// `atom.add` with a used result and a warp-uniform operand: the leader adds operand ×
+    /// active threads, and each thread's result is the old value plus operand × its rank.
+    FetchAdd,
+    /// `atom.add` with a used result and a per-thread operand: in a full warp, a `SHFL.UP`
+    /// prefix sum, one atomic by lane 31 and each thread's exclusive prefix added to the old
+    /// value; in a partial warp, one atomic per thread.
+    FetchAddScan,
+}
+
+impl Cx<'_> {
+    /// Whether (and how) ptxas aggregates this atomic across the warp.
+    fn aggregation(
+        &self,
+        op: AOp,
+        ty: AType,
+        unused: bool,
+        loc: &Loc,
+        vb: Val,
+    ) -> Option<Aggregate> {
+        if self.guard.is_some() || !matches!(ty, AType::U32 | AType::S32) {
+            return None;
+        }
+        let uniform_addr = match loc {
+            Loc::Desc { reg, .. } => self.is_uniform_every_def(*reg),
+            Loc::Shared { reg, .. } => reg.is_none_or(|r| self.is_uniform_every_def(r)),
+            _ => false,
+        };
+        if !uniform_addr {
+            return None;
+        }
+        use AOp::*;
+        if unused && matches!(op, Add | Min | Max | And | Or | Xor) {
+            return Some(Aggregate::Reduce);
+        }
+        match op {
+            Add if self.same_in_warp(vb) => Some(Aggregate::FetchAdd),
+            Add => Some(Aggregate::FetchAddScan),
+            _ => None,
+        }
+    }
+
+    /// Whether every thread of the warp has the same `v`: an immediate, a warp-uniform value,
+    /// or a load from a warp-uniform address in the current block — every thread that reaches
+    /// the atomic executed that load in the same instruction (ptxas takes such a value as
+    /// uniform: zluda `atom_add`, `atom_add_u32_ldval` in the probe).
+    fn same_in_warp(&self, v: Val) -> bool {
+        match v {
+            Val::Imm(_) | Val::CBank(_) => true,
+            Val::Reg(r) => self.is_uniform_every_def(r) || self.uniform_load_here(r),
+            Val::F32(_) | Val::F64(_) => false,
+        }
+    }
+
+    fn uniform_load_here(&self, r: Reg) -> bool {
+        let Reg::Virt { vreg, .. } = r else {
+            return false;
+        };
+        let Some(def) = self.def_of.get(&vreg) else {
+            return false;
+        };
+        if def.guard.is_some() || !matches!(def.mnemonic, "LD" | "LDG" | "LDS") {
+            return false;
+        }
+        let here = self
+            .f
+            .block(self.cur)
+            .insts
+            .iter()
+            .any(|i| i.mnemonic == def.mnemonic && i.defs().any(|d| d.vreg() == Some(vreg)));
+        here && def.ops.iter().all(|o| match &o.kind {
+            OpKind::Mem { terms, .. } => terms.iter().all(|t| match t {
+                MemTerm::Reg(r, _) => self.is_uniform_every_def(*r),
+                _ => true,
+            }),
+            OpKind::Reg(rr) if !rr.def => self.is_uniform_every_def(rr.reg),
+            _ => true,
+        })
+    }
+
+    /// `mn d, srcs` into a fresh register of `class`.
+    fn agg_mk(
+        &mut self,
+        class: RegClass,
+        mn: &'static str,
+        mods: &[&'static str],
+        srcs: Vec<Operand>,
+    ) -> Reg {
+        let d = Reg::whole(self.new_vreg(class, 1), 1);
+        let mut ops = vec![Operand::def(d)];
+        ops.extend(srcs);
+        self.emit_unguarded(Inst::new(mn, mods, ops));
+        d
+    }
+
+    /// `S2R d, SR_n`.
+    fn agg_s2r(&mut self, n: u8) -> Reg {
+        self.agg_mk(
+            RegClass::Gpr,
+            "S2R",
+            &[],
+            vec![Operand::new(OpKind::SReg(n))],
+        )
+    }
+
+    /// The operand times the number of active threads (`mask`), as ptxas computes it: `POPC`
+    /// for 1, `POPC` + `IMAD` for another immediate, `UPOPC` + `IMAD` for a register
+    /// (`red_add_u32_imm`, `red_add_u32_imm3`, `red_add_u32_uni` in the probe).
+    fn agg_times_count(&mut self, mask: Reg, vb: Val, v: Reg) -> Reg {
+        match vb {
+            Val::Imm(k) => {
+                let n = self.agg_mk(RegClass::Gpr, "POPC", &[], vec![use_(mask)]);
+                if k & 0xffff_ffff == 1 {
+                    return n;
+                }
+                self.agg_mk(
+                    RegClass::Gpr,
+                    "IMAD",
+                    &[],
+                    vec![use_(n), Operand::imm(k & 0xffff_ffff), rz()],
+                )
+            }
+            _ => {
+                let n = self.agg_mk(RegClass::Ugpr, "UPOPC", &[], vec![use_(mask)]);
+                self.agg_mk(RegClass::Gpr, "IMAD", &[], vec![use_(v), use_(n), rz()])
+            }
+        }
+    }
+
+    /// A warp-aggregated atomic (module documentation; `tests/sass-probes/warp_aggregation.ptx`).
+    fn atom_aggregated(
+        &mut self,
+        how: Aggregate,
+        at: &Atomic,
+        loc: &Loc,
+        vb: Val,
+        dst: Option<Dst>,
+    ) -> bool {
+        // The address of a shared atomic in a register before anything is guarded.
+        let loc = match *loc {
+            Loc::Shared { reg: None, off } => Loc::Shared {
+                reg: Some(self.to_reg(Val::Imm(0), 1)),
+                off,
+            },
+            ref l => l.clone(),
+        };
+        if how == Aggregate::FetchAddScan {
+            return match dst {
+                Some(dst) => self.atom_add_scan(at, &loc, dst),
+                None => false,
+            };
+        }
+        let mask = Reg::whole(self.new_vreg(RegClass::Ugpr, 1), 1);
+        self.emit_unguarded(
+            Inst::new(
+                "VOTEU",
+                &["ANY"],
+                vec![Operand::def(mask), Operand::def(Reg::phys(PReg::UPT)), pt()],
+            )
+            .warp_wide(),
+        );
+        let lane = self.agg_s2r(super::sr::LANEID);
+        let cmp = ["EQ", "U32", "AND"];
+        let ptd = || Operand::def(Reg::phys(PReg::PT));
+        match how {
+            Aggregate::Reduce => {
+                let leader = self.agg_mk(RegClass::Ugpr, "UFLO", &["U32"], vec![use_(mask)]);
+                let operand = if at.op == AOp::Add && self.same_in_warp(vb) {
+                    self.agg_times_count(mask, vb, at.b)
+                } else {
+                    // `red_*_tid` in the probe: REDUX.SUM/MIN/MAX (S32 for signed sum, min,
+                    // max), plain REDUX for AND, REDUX.OR, REDUX.XOR.
+                    let mut mods: Vec<&'static str> = match at.op {
+                        AOp::Add => vec!["SUM"],
+                        AOp::Min => vec!["MIN"],
+                        AOp::Max => vec!["MAX"],
+                        AOp::Or => vec!["OR"],
+                        AOp::Xor => vec!["XOR"],
+                        _ => vec![],
+                    };
+                    if at.ty == AType::S32 && matches!(at.op, AOp::Add | AOp::Min | AOp::Max) {
+                        mods.push("S32");
+                    }
+                    let u = Reg::whole(self.new_vreg(RegClass::Ugpr, 1), 1);
+                    let mut r = Inst::new("REDUX", &[], vec![Operand::def(u), use_(at.b)]);
+                    r.mods = mods;
+                    self.emit_unguarded(r.warp_wide());
+                    self.agg_mk(RegClass::Gpr, "MOV", &[], vec![use_(u)])
+                };
+                let p = Reg::whole(self.new_vreg(RegClass::Pred, 1), 1);
+                self.emit_unguarded(Inst::new(
+                    "ISETP",
+                    &cmp,
+                    vec![Operand::def(p), ptd(), use_(lane), use_(leader), pt()],
+                ));
+                let one = Atomic {
+                    b: operand,
+                    c: None,
+                    ..*at
+                };
+                self.guard = Some((p, false));
+                let ok = self.atom_one(&one, &loc, None, false);
+                self.guard = None;
+                ok
+            }
+            Aggregate::FetchAddScan => false,
+            Aggregate::FetchAdd => {
+                let Some(dst) = dst else { return false };
+                let leader = self.agg_mk(RegClass::Gpr, "FLO", &["U32"], vec![use_(mask)]);
+                let total = self.agg_times_count(mask, vb, at.b);
+                let p = Reg::whole(self.new_vreg(RegClass::Pred, 1), 1);
+                self.emit_unguarded(Inst::new(
+                    "ISETP",
+                    &cmp,
+                    vec![Operand::def(p), ptd(), use_(leader), use_(lane), pt()],
+                ));
+                let var = self.ssa.new_var(crate::lower::ssa::VarInfo {
+                    class: RegClass::Gpr,
+                    words: 1,
+                    name: "aggregate.old".into(),
+                });
+                let old = Dst {
+                    var,
+                    vreg: self.new_vreg(RegClass::Gpr, 1),
+                    words: 1,
+                    prior: None,
+                };
+                let old_reg = old.reg();
+                let one = Atomic {
+                    b: total,
+                    c: None,
+                    ..*at
+                };
+                self.guard = Some((p, false));
+                let ok = self.atom_one(&one, &loc, Some(old), false);
+                self.guard = None;
+                if !ok {
+                    return false;
+                }
+                let lt = self.agg_s2r(super::sr::LTMASK);
+                let below = self.agg_mk(
+                    RegClass::Gpr,
+                    "LOP3",
+                    &["LUT"],
+                    vec![
+                        use_(lt),
+                        use_(mask),
+                        rz(),
+                        Operand::imm(0xc0),
+                        super::arith::npt(),
+                    ],
+                );
+                let rank = self.agg_mk(RegClass::Gpr, "POPC", &[], vec![use_(below)]);
+                let base = self.gpr();
+                self.emit_unguarded(
+                    Inst::new(
+                        "SHFL",
+                        &["IDX"],
+                        vec![
+                            ptd(),
+                            Operand::def(base),
+                            use_(old_reg),
+                            use_(leader),
+                            Operand::imm(0x1f),
+                        ],
+                    )
+                    .warp_wide(),
+                );
+                // `IMAD.IADD d, base, 0x1, rank` for 1, `IMAD d, rank, v, base` otherwise
+                // (`atom_add_u32_imm`, `atom_add_u32_imm3`, `atom_add_u32_uni`).
+                let ops = match vb {
+                    Val::Imm(k) if k & 0xffff_ffff == 1 => {
+                        vec![use_(base), Operand::imm(1), use_(rank)]
+                    }
+                    Val::Imm(k) => vec![use_(rank), Operand::imm(k & 0xffff_ffff), use_(base)],
+                    _ => vec![use_(rank), use_(at.b), use_(base)],
+                };
+                let mut all = vec![Operand::def(dst.reg())];
+                all.extend(ops);
+                self.emit_def(&dst, Inst::new("IMAD", &[], all));
+                self.commit(dst);
+                true
+            }
+        }
+    }
+
+    /// A destination for a value only this sequence uses (the old value an atomic returns).
+    fn agg_temp_dst(&mut self, name: &str) -> Dst {
+        let var = self.ssa.new_var(crate::lower::ssa::VarInfo {
+            class: RegClass::Gpr,
+            words: 1,
+            name: name.into(),
+        });
+        Dst {
+            var,
+            vreg: self.new_vreg(RegClass::Gpr, 1),
+            words: 1,
+            prior: None,
+        }
+    }
+
+    /// `SHFL.<mode> p, d, x, lane, c` (a warp-wide instruction of the sequence): `d` and the
+    /// predicate that says the source lane was in range (`PT` for `IDX`, as ptxas writes it).
+    fn agg_shfl(&mut self, mode: &'static str, x: Reg, lane: Operand, c: Operand) -> (Reg, Reg) {
+        let d = self.gpr();
+        let p = if mode == "IDX" {
+            Reg::phys(PReg::PT)
+        } else {
+            self.pred()
+        };
+        self.emit_unguarded(
+            Inst::new(
+                "SHFL",
+                &[mode],
+                vec![Operand::def(p), Operand::def(d), use_(x), lane, c],
+            )
+            .warp_wide(),
+        );
+        (d, p)
+    }
+
+    /// ptxas's `atom.add` with a per-thread operand and a used result (`atom_add_u32_tid` in
+    /// tests/sass-probes/warp_aggregation.ptx):
+    ///
+    /// ```text
+    ///       VOTE.ANY R0, PT, PT ; ISETP.EQ.U32.AND P0, PT, R0, -0x1, PT
+    ///  @!P0 ATOMG old, [a], v ; @!P0 BRA join           ; a partial warp: one atomic each
+    ///       SHFL.UP P0, t, x, 0x1, RZ ; @P0 x += t       ; … 0x2, 0x4, 0x8, 0x10: inclusive sums
+    ///       ISETP.EQ.U32.AND P1, PT, laneid, 0x1f, PT ; @P1 ATOMG old, [a], x
+    ///       SHFL.UP P0, e, x, 0x1, RZ ; SHFL.IDX PT, d, old, 0x1f, 0x1f ; @P0 d += e
+    /// join:
+    /// ```
+    ///
+    /// The branch is on a warp-uniform predicate (all active threads see the same mask), so it
+    /// needs no reconvergence; ptxas lists the VOTE and the SHFLs as warp-wide instructions.
+    fn atom_add_scan(&mut self, at: &Atomic, loc: &Loc, dst: Dst) -> bool {
+        let dst = self.undo_prior(dst);
+        let active = self.gpr();
+        self.emit_unguarded(
+            Inst::new(
+                "VOTE",
+                &["ANY"],
+                vec![
+                    Operand::def(active),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    pt(),
+                ],
+            )
+            .warp_wide(),
+        );
+        let full = self.pred();
+        self.emit_unguarded(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(full),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(active),
+                Operand::imm(0xffff_ffff),
+                pt(),
+            ],
+        ));
+        // [cur] `@full BRA scan`, [each] one atomic per thread, `BRA join`, [scan], [join]: no
+        // edge is critical, so the merge needs no block of copies. (ptxas guards the per-thread
+        // atomic and its branch to `join` with `!full` instead: one instruction less.)
+        let each_block = self.new_block();
+        let scan = self.new_block();
+        let join = self.new_block();
+        self.branch_to(scan, Some((full, false)));
+        if let Some(b) = self.f.block_mut(self.cur).insts.last_mut() {
+            b.divergent = false;
+        }
+        self.fallthrough_to(each_block);
+        self.switch_to(each_block, false);
+        self.seal(each_block);
+        let each = self.agg_temp_dst("aggregate.each");
+        let each_v = each.vreg;
+        if !self.atom_one(at, loc, Some(each), false) {
+            return false;
+        }
+        self.branch_to(join, None);
+        let partial = self.cur;
+        self.switch_to(scan, false);
+        self.seal(scan);
+        let mut x = at.b;
+        for step in [1, 2, 4, 8, 16] {
+            let (t, inr) = self.agg_shfl("UP", x, Operand::imm(step), rz());
+            x = self.a_mk_if(inr, false, x, "IADD3", &[], vec![use_(x), use_(t), rz()]);
+        }
+        let lane = self.agg_s2r(super::sr::LANEID);
+        let last = self.pred();
+        self.emit_unguarded(Inst::new(
+            "ISETP",
+            &["EQ", "U32", "AND"],
+            vec![
+                Operand::def(last),
+                Operand::def(Reg::phys(PReg::PT)),
+                use_(lane),
+                Operand::imm(0x1f),
+                pt(),
+            ],
+        ));
+        let old = self.agg_temp_dst("aggregate.old");
+        let old_reg = old.reg();
+        let total = Atomic {
+            b: x,
+            c: None,
+            ..*at
+        };
+        self.guard = Some((last, false));
+        let ok = self.atom_one(&total, loc, Some(old), false);
+        self.guard = None;
+        if !ok {
+            return false;
+        }
+        let (before, has) = self.agg_shfl("UP", x, Operand::imm(1), rz());
+        let (base, _) = self.agg_shfl("IDX", old_reg, Operand::imm(0x1f), Operand::imm(0x1f));
+        let r = self.a_mk_if(
+            has,
+            false,
+            base,
+            "IADD3",
+            &[],
+            vec![use_(base), use_(before), rz()],
+        );
+        self.fallthrough_to(join);
+        let r = r.vreg().expect("a virtual register");
+        let from_scan = self.cur;
+        self.finish_blocks(
+            &[each_block, scan, join],
+            join,
+            Some(dst),
+            &[(partial, each_v), (from_scan, r)],
+        );
+        true
+    }
 }

@@ -40,6 +40,8 @@ use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg, RegClass, VReg};
 /// Special-register numbers (ptxas-facts.md §a.3.2, §f).
 pub mod sr {
     pub const LANEID: u8 = 0x00;
+    /// `SR_LTMASK` (nvdisasm's table: `SR_EQMASK` 0x38, then LT, LE, GT, GE).
+    pub const LTMASK: u8 = 0x39;
     pub const TID_X: u8 = 0x21;
     pub const CTAID_X: u8 = 0x25;
     pub const SWINHI: u8 = 0x2f;
@@ -78,9 +80,53 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
     }
 }
 
+/// Counts the names an operand mentions (registers, symbols, labels).
+fn count_names(o: &ast::Operand, uses: &mut rustc_hash::FxHashMap<String, u32>) {
+    fn expr(e: &Expr, uses: &mut rustc_hash::FxHashMap<String, u32>) {
+        match e {
+            Expr::Name { name, .. } => *uses.entry(name.text.to_string()).or_default() += 1,
+            Expr::Lit { .. } => {}
+            Expr::Unary { arg, .. } => expr(arg, uses),
+            Expr::Binary { lhs, rhs, .. } => {
+                expr(lhs, uses);
+                expr(rhs, uses);
+            }
+            Expr::Cond {
+                cond, then, other, ..
+            } => {
+                expr(cond, uses);
+                expr(then, uses);
+                expr(other, uses);
+            }
+            Expr::Call { args, .. } => args.iter().for_each(|a| expr(a, uses)),
+        }
+    }
+    match o {
+        ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr(e, uses),
+        ast::Operand::Address(v, _) | ast::Operand::Vector(v, _) | ast::Operand::List(v, _) => {
+            v.iter().for_each(|o| count_names(o, uses));
+        }
+        ast::Operand::Pair(p, _) => {
+            if let Some(a) = &p.0 {
+                expr(a, uses);
+            }
+            expr(&p.1, uses);
+        }
+        ast::Operand::Sink(_) => {}
+    }
+}
+
 pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     let blocks: Vec<PlannedBlock<'_>> = std::mem::take(&mut plan.blocks);
     let n = blocks.len();
+    let mut name_uses = rustc_hash::FxHashMap::default();
+    for b in &blocks {
+        for (ins, _) in &b.instrs {
+            for o in &ins.operands {
+                count_names(o, &mut name_uses);
+            }
+        }
+    }
     let mut cx = Cx {
         scopes: &plan.scopes,
         ssa: &mut plan.ssa,
@@ -108,6 +154,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         subroutines: std::mem::take(&mut plan.subroutines),
         return_address: None,
         sub_results: std::mem::take(&mut plan.sub_results),
+        name_uses,
     };
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
@@ -276,6 +323,9 @@ pub struct Cx<'p> {
     /// which every `ret` passes back (`call.rs`).
     pub(super) return_address: Option<VReg>,
     pub(super) sub_results: Vec<Name>,
+    /// How often each name appears in the function's operands: an atomic whose destination
+    /// appears once (there) has an unused result (`atomics.rs`).
+    pub(super) name_uses: rustc_hash::FxHashMap<String, u32>,
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in

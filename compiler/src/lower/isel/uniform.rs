@@ -293,6 +293,58 @@ impl Cx<'_> {
         walk(self, r, 0)
     }
 
+    /// Like [`Cx::is_uniform`], but every instruction that writes a word of a value counts, not
+    /// only the first: a 64-bit value built word by word (`cvt.u64.u32` of `%tid.x` is
+    /// `MOV hi, 0x0` then `MOV lo, R`) is uniform only if each word is. Warp aggregation
+    /// (`atomics.rs`) relies on it for addresses: one thread's atomic stands for the warp's.
+    pub fn is_uniform_every_def(&self, r: Reg) -> bool {
+        fn walk(cx: &Cx<'_>, r: Reg, depth: u32) -> bool {
+            let Reg::Virt { vreg, .. } = r else {
+                return matches!(r, Reg::Phys { reg, .. } if reg.is_zero());
+            };
+            let info = cx.f.vreg(vreg);
+            if matches!(info.class, RegClass::Ugpr | RegClass::UPred) {
+                return true;
+            }
+            if depth > 16 {
+                return false;
+            }
+            let mut defs: Vec<&Inst> =
+                cx.f.blocks
+                    .iter()
+                    .flat_map(|b| b.insts.iter())
+                    .filter(|i| i.defs().any(|d| d.vreg() == Some(vreg)))
+                    .collect();
+            // Values placed at the entry (parameters, the descriptor) are not in a block yet.
+            if defs.is_empty()
+                && let Some(d) = cx.def_of.get(&vreg)
+            {
+                defs.push(d);
+            }
+            // A PHI (placed while reading a variable across blocks) is uniform when it is
+            // trivial and its one value is.
+            if defs.is_empty() || defs.iter().any(|d| d.mnemonic == "PHI") {
+                return cx
+                    .ssa
+                    .trivial_phi_value(cx.f, vreg)
+                    .is_some_and(|v| walk(cx, Reg::whole(v, cx.f.vreg(v).words), depth + 1));
+            }
+            defs.iter().all(|def| {
+                def.guard.is_none()
+                    && uniform_mnemonic(def.mnemonic).is_some()
+                    && !reads_thread_sreg(def)
+                    && def.ops.iter().all(|o| match &o.kind {
+                        OpKind::Reg(rr) if !rr.def => walk(cx, rr.reg, depth + 1),
+                        OpKind::Prior(_)
+                        | OpKind::Mem { .. }
+                        | OpKind::CBank { base: Some(_), .. } => false,
+                        _ => true,
+                    })
+            })
+        }
+        walk(self, r, 0)
+    }
+
     /// Runs `body` with `r` in a uniform register, once per distinct value of `r` among the
     /// active threads: the value itself when it is provably uniform, else ptxas's peeling loop
     /// (`16_tma_elect`, `09_mbarrier` with a register address):
