@@ -216,7 +216,7 @@ impl Cx<'_> {
             None | Some(ast::Operand::Sink(_)) => true,
             Some(ast::Operand::Expr(e)) => e
                 .as_name()
-                .is_some_and(|n| self.name_uses.get(&n.text) == Some(&1)),
+                .is_some_and(|n| self.name_uses.get(n.text.as_str()) == Some(&1)),
             Some(_) => false,
         };
         let aggregate = self.aggregation(aop, aty, unused, &loc, vb);
