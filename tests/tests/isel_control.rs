@@ -858,3 +858,27 @@ fn ptxas_calls_module_funcs_as_subroutines() {
         assert!(has(&l, s), "k_fact: no `{s}`");
     }
 }
+
+/// A branch on a 64-bit value built word by word from `%tid.x` (`cvt.u64.u32` is `MOV hi, 0x0`
+/// then `MOV lo, R`) is divergent: the join gets its BSSY/BSYNC, as a branch on `%tid.x` itself
+/// does. (The uniformity test looked only at the first word's instruction, `MOV hi, 0x0`, and
+/// took the branch for uniform.)
+#[test]
+fn a_branch_on_a_64_bit_thread_index_reconverges() {
+    let (lines, _) = compile(
+        ".reg .u64 %rd<4>;\n\
+         mov.u32 %r1, %tid.x;\n\
+         cvt.u64.u32 %rd1, %r1;\n\
+         ld.param.u64 %rd2, [a];\n\
+         setp.ge.u64 %p, %rd1, %rd2;\n\
+         @%p bra DONE;\n\
+         st.global.u32 [%rd2], %r1;\n\
+         DONE:\n\
+         bar.sync 0;\n\
+         ret;",
+    )
+    .unwrap();
+    let text = lines.join("\n");
+    assert!(text.contains("BSSY B0"), "{text}");
+    assert!(text.contains("BSYNC B0"), "{text}");
+}

@@ -272,6 +272,20 @@ impl Cx<'_> {
                     {
                         return false;
                     }
+                    // `def_of` keeps the first instruction that writes the value: when it writes
+                    // only some of its words (`cvt.u64.u32` of `%tid.x` is `MOV hi, 0x0` then
+                    // `MOV lo, R`), the other words come from other instructions, and the value
+                    // is not known to be uniform (a `setp.u64` on it is a divergent branch that
+                    // needs its BSSY/BSYNC). [`Cx::is_uniform_every_def`] looks at every word.
+                    let words = cx.f.vreg(vreg).words;
+                    if words > 1
+                        && !def.defs().any(|d| {
+                            matches!(d, Reg::Virt { vreg: v, first: 0, count }
+                                if v == vreg && count == words)
+                        })
+                    {
+                        return false;
+                    }
                     if def.mnemonic == "S2R"
                         && !def
                             .ops
