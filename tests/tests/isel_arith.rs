@@ -1439,22 +1439,8 @@ fn ieee_slow_paths_are_subroutines() {
         assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxas");
     }
     // ptxc.
-    let src = SourceFile::new(name.to_string(), text.clone());
-    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
-    let encoded = driver::encode(&lowered).unwrap();
-    let (built, _) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .unwrap();
-    let f = &built.cubin.functions[0];
+    let (cubin, encoded) = ptxc_cubin_verified(name, &text);
+    let f = &cubin.functions[0];
     let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, want, "ptxc");
     assert!(f.subroutines.iter().all(|s| s.linkage == Weak), "ptxc");
@@ -1514,22 +1500,8 @@ fn f64_slow_paths_are_subroutines() {
         assert_eq!(names, want, "ptxas");
         assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxas");
     }
-    let src = SourceFile::new(name.to_string(), text.clone());
-    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
-    let encoded = driver::encode(&lowered).unwrap();
-    let (built, _) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .unwrap();
-    let f = &built.cubin.functions[0];
+    let (cubin, encoded) = ptxc_cubin_verified(name, &text);
+    let f = &cubin.functions[0];
     let names: Vec<&str> = f.subroutines.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, want, "ptxc");
     assert_eq!(f.attrs.crs_stack_size, Some(0), "ptxc");
@@ -3447,4 +3419,30 @@ fn float_immediates_move_as_bits() {
         lines.iter().any(|l| l.starts_with("F2FP.F16.F32.PACK_AB")),
         "{lines:#?}"
     );
+}
+
+/// ptxc's cubin of `text` and its encoded functions, with the MIR verifier after every pass.
+fn ptxc_cubin_verified(
+    name: &str,
+    text: &str,
+) -> (
+    ptxc::emit::model::Cubin,
+    Vec<ptxc::emit::sass::EncodedFunction>,
+) {
+    let src = SourceFile::new(name.to_string(), text.to_string());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    let opts = ptxc::passes::Options {
+        verify: true,
+        ..ptxc::passes::Options::new()
+    };
+    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
+    let encoded = driver::encode(&lowered).unwrap();
+    let (built, _) = driver::cubin(
+        &checked,
+        &lowered,
+        &encoded,
+        &ptxc::emit::build::BuildOptions::default(),
+    )
+    .unwrap();
+    (built.cubin, encoded)
 }

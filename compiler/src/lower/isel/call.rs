@@ -264,8 +264,21 @@ impl Cx<'_> {
         let Some(mut implicit) = self.pass_arguments(callee, args) else {
             return true;
         };
-        // The return address: a MOV whose operand names the callee; emission puts the offset
-        // after the CALL that follows it there (`emit/sass.rs`).
+        implicit.push(self.pass_return_address(callee));
+        let Some(results) = self.take_results(callee, rets, &mut implicit) else {
+            return true;
+        };
+        let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
+        ops.extend(implicit);
+        self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
+        self.copy_results(results);
+        true
+    }
+
+    /// The return address of a `CALL.REL` to `callee` in R20:R21: a MOV whose operand names
+    /// the callee (emission puts there the offset of the instruction after the CALL that
+    /// follows it, `emit/sass.rs`) and a zero high word. Returns the CALL's use of the pair.
+    fn pass_return_address(&mut self, callee: &str) -> Operand {
         let lo = self.new_vreg(RegClass::Gpr, 1);
         self.emit_unguarded(Inst::new(
             "MOV",
@@ -282,15 +295,7 @@ impl Cx<'_> {
             &[],
             vec![Operand::def(Reg::whole(ra, 2)), Operand::use_(pair)],
         ));
-        implicit.push(Operand::use_(Reg::whole(ra, 2)));
-        let Some(results) = self.take_results(callee, rets, &mut implicit) else {
-            return true;
-        };
-        let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
-        ops.extend(implicit);
-        self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
-        self.copy_results(results);
-        true
+        Operand::use_(Reg::whole(ra, 2))
     }
 
     /// Whether this function is one of ptxas's slow paths (`lower/slow_path.rs`): its IEEE
@@ -321,23 +326,7 @@ impl Cx<'_> {
             implicit.push(Operand::use_(Reg::whole(p, n)));
             next += n;
         }
-        let lo = self.new_vreg(RegClass::Gpr, 1);
-        self.emit_unguarded(Inst::new(
-            "MOV",
-            &[],
-            vec![
-                Operand::def(Reg::whole(lo, 1)),
-                Operand::new(OpKind::Func(callee.to_string())),
-            ],
-        ));
-        let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
-        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
-        self.emit_unguarded(Inst::new(
-            "COPY",
-            &[],
-            vec![Operand::def(Reg::whole(ra, 2)), Operand::use_(pair)],
-        ));
-        implicit.push(Operand::use_(Reg::whole(ra, 2)));
+        implicit.push(self.pass_return_address(callee));
         let result = self.fixed_gpr(words, FIRST_ARG);
         implicit.push(Operand::def(Reg::whole(result, words)));
         let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
