@@ -294,13 +294,7 @@ impl Cx<'_> {
                     {
                         return false;
                     }
-                    def.ops.iter().all(|o| match &o.kind {
-                        OpKind::Reg(rr) if !rr.def => walk(cx, rr.reg, depth + 1),
-                        OpKind::Prior(_)
-                        | OpKind::Mem { .. }
-                        | OpKind::CBank { base: Some(_), .. } => false,
-                        _ => true,
-                    })
+                    sources_uniform(def, |r| walk(cx, r, depth + 1))
                 }
             }
         }
@@ -347,13 +341,7 @@ impl Cx<'_> {
                 def.guard.is_none()
                     && uniform_mnemonic(def.mnemonic).is_some()
                     && !reads_thread_sreg(def)
-                    && def.ops.iter().all(|o| match &o.kind {
-                        OpKind::Reg(rr) if !rr.def => walk(cx, rr.reg, depth + 1),
-                        OpKind::Prior(_)
-                        | OpKind::Mem { .. }
-                        | OpKind::CBank { base: Some(_), .. } => false,
-                        _ => true,
-                    })
+                    && sources_uniform(def, |r| walk(cx, r, depth + 1))
             })
         }
         walk(self, r, 0)
@@ -481,4 +469,15 @@ fn reads_thread_sreg(def: &Inst) -> bool {
             .ops
             .iter()
             .any(|o| matches!(o.kind, OpKind::SReg(n) if uniform_sreg(n)))
+}
+
+/// Whether an instruction's sources are uniform when each register it reads is (`reg_uniform`
+/// decides those): no prior value of a guarded definition, no memory, no constant-bank load
+/// through a register.
+fn sources_uniform(def: &Inst, mut reg_uniform: impl FnMut(Reg) -> bool) -> bool {
+    def.ops.iter().all(|o| match &o.kind {
+        OpKind::Reg(rr) if !rr.def => reg_uniform(rr.reg),
+        OpKind::Prior(_) | OpKind::Mem { .. } | OpKind::CBank { base: Some(_), .. } => false,
+        _ => true,
+    })
 }
