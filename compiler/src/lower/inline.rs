@@ -251,7 +251,8 @@ pub fn subroutine_body(
                     diags.push(Diagnostic::error(
                         p.span,
                         format!(
-                            "ptxc cannot pass the array or vector parameter `{}` of the                              subroutine `{}` yet",
+                            "ptxc cannot pass the array or vector parameter `{}` of the \
+                             subroutine `{}` yet",
                             p.decl.name.text, f.name.text
                         ),
                     ));
