@@ -1,5 +1,5 @@
 //! Forms: the uniform datapath (UMOV, ULDC, S2UR, UIADD3, UIMAD, ULEA, UPRMT, ULOP3, USHF,
-//! UISETP, USEL, UFLO, UPOPC, USGXT, VOTEU, R2UR, UP2UR, UR2UP, USETMAXREG).
+//! UISETP, USEL, UPLOP3, UFLO, UPOPC, USGXT, VOTEU, R2UR, UP2UR, UR2UP, USETMAXREG).
 //!
 //! Uniform ALU forms use the vector layout with uniform registers (6-bit numbers, URZ = 63),
 //! uniform predicates, and bit 91 set. Evidence: the bit-flip survey sections of each opcode
@@ -249,6 +249,29 @@ pub(super) fn forms() -> Vec<Form> {
             .hide(91, 1, 1)
             .op(ugpr(16).def())
             .op(ugpr(32).not(63)),
+        // UPLOP3: PLOP3's predicate layout (form 0x81c in int.rs) on uniform predicates, with a
+        // uniform guard. No ptxas output in the corpora or probes holds one; the evidence is
+        // nvdisasm: survey PLOP3 0x81c words with the opcode set to 0x89c decode as
+        // `@UP1 UPLOP3.LUT UP0, UPT, UP1, UPT, UPT, 0x8, 0x0`; bit 67 (PLOP3's "C is uniform")
+        // does not change the text, and with bit 91 set nvdisasm rejects the word.
+        form("UPLOP3", 0x89c)
+            .ev("nvdisasm -b SM90a on survey PLOP3 0x81c words with opcode 0x89c")
+            .uguard()
+            .m("LUT")
+            .hide(67, 1, 0)
+            .op(upred(81).def())
+            .op(upred(84).def())
+            .op(upreds(87))
+            .op(upreds(77))
+            .op(upreds(68))
+            .op(OpSpec {
+                spec: Spec::Imm {
+                    f: Field::split((64, 3), (72, 5)),
+                    fmt: ImmFmt::UHex,
+                },
+                ..uimm(64, 3)
+            })
+            .op(uimm(16, 8)),
         form("VOTEU", 0x886)
             .ev("pyptx/fa_ws_pingpong_sm90a, zluda/atom_add; survey VOTEU 0x886")
             .mf(72, 2, &[(0, "ALL"), (1, "ANY"), (2, "EQ")])
