@@ -126,16 +126,33 @@ pub fn lower_with(
     let mut lowered = crate::lower::lower_module(checked)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
+    let run = |f: &mut crate::mir::Function, report: &mut crate::passes::Report| {
+        crate::passes::run(f, passes, opts, report)
+            // Reported at the function's name.
+            .map_err(|e| vec![Diagnostic::error(f.span, e.to_string())])
+    };
+    // ptxas's slow paths first: once allocated, the registers each writes are all a call to
+    // it overwrites (`passes/regalloc`, `call_clobber_set`), which their callers' allocation
+    // needs.
+    let is_slow_path = |f: &crate::mir::Function| crate::lower::slow_path::kind(&f.name).is_some();
+    let mut callee_writes = Vec::new();
+    for f in lowered.subroutines.iter_mut().filter(|f| is_slow_path(f)) {
+        run(f, &mut report)?;
+        if passes.iter().any(|p| p.name() == "regalloc") {
+            callee_writes.push((
+                f.name.clone(),
+                crate::passes::regalloc::written_registers(f),
+            ));
+        }
+    }
     for f in lowered
         .module
         .functions
         .iter_mut()
-        .chain(lowered.subroutines.iter_mut())
+        .chain(lowered.subroutines.iter_mut().filter(|f| !is_slow_path(f)))
     {
-        if let Err(e) = crate::passes::run(f, passes, opts, &mut report) {
-            // Reported at the function's name.
-            return Err(vec![Diagnostic::error(f.span, e.to_string())]);
-        }
+        f.callee_writes = callee_writes.clone();
+        run(f, &mut report)?;
     }
     // Subroutines join the kernels that call them once registers are allocated.
     if passes.iter().any(|p| p.name() == "prologue") {

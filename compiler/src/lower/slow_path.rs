@@ -14,11 +14,15 @@
 //! | Each is a weak FUNC symbol (info 0x22, among the local symbols) `$__internal_<n>_$<name>` (n counts over the module, in the cubin's processing order: reverse PTX order) with its own `EIATTR_FRAME_SIZE` 0; the kernel gets `EIATTR_CRS_STACK_SIZE 0` | two kernels: `kb`'s three are `__internal_0..2`, then `ka`'s `__internal_3..4` |
 //! | Names: `__cuda_sm3x_div_rn_{noftz,ftz}_f32_slowpath`, `__cuda_sm20_sqrt_rn_{,ftz_}f32_slowpath`, `__cuda_sm20_dblrcp_rn_slowpath_v3` (rcp.rn.f64), `__cuda_sm20_drsqrt_f64_slowpath_v2` (rsqrt.approx.f64), `__cuda_sm20_rcp_{rd,ru,rz}_f64` (the whole of rcp.{rm,rp,rz}.f64) | the kernels above |
 //!
-//! ptxc compiles each slow path once, as a subroutine of the module with the fixed convention
-//! of `isel/call.rs` (operands and result from R4, the return address in R20:R21); its body is
-//! the PTX instruction itself, selected in a function whose name says to emit only the slow
-//! part ([`kind`]). `lower/link.rs` then appends it to every kernel that calls it, as it does
-//! with the module's own subroutines, and `emit/build.rs` names its symbol
+//! ptxc compiles each slow path once, as a subroutine of the module with a fixed convention
+//! (`isel/call.rs`, `call_slow_path`: operands and result from R4, the return address in
+//! R2:R3); its body is the PTX instruction itself, selected in a function whose name says to
+//! emit only the slow part ([`kind`]). It is allocated before its callers and saves nothing; a
+//! call to it overwrites exactly the registers it writes (`passes/regalloc`,
+//! `call_clobber_set`). ptxas instead allocates each kernel's copy around the kernel's live
+//! values (`docs/passes/lowering.md`, "Slow paths as subroutines", has the registers each
+//! writes and each kernel keeps). `lower/link.rs` then appends it to every kernel that calls
+//! it, as it does with the module's own subroutines, and `emit/build.rs` names its symbol
 //! ([`symbol_name`]).
 
 use crate::frontend::ast;

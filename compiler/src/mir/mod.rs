@@ -532,6 +532,109 @@ pub struct Function {
     /// The subroutines `lower::link` appended to this kernel after its own blocks: their entry
     /// block, name and frame bytes, in layout order.
     pub subroutines: Vec<(BlockId, String, u32)>,
+    /// The registers each of ptxas's slow paths (`lower/slow_path.rs`) writes, once its body is
+    /// allocated (`driver::lower_with` allocates the slow paths first): a `CALL` to one of them
+    /// overwrites only these, so the allocator may keep the caller's values in the others
+    /// (`passes/regalloc`, `call_clobber_set`). A call to a slow path missing here is taken to
+    /// overwrite the registers of any call.
+    pub callee_writes: Vec<(String, RegSet)>,
+}
+
+/// A set of physical registers, one bit per register of each file (the zero and true registers
+/// included, though nothing ever puts them in): what a call may overwrite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegSet {
+    gpr: [u64; 4],
+    ugpr: u64,
+    pred: u8,
+    upred: u8,
+}
+
+impl RegSet {
+    /// The registers `r` of each file for which `member(class, r)` holds.
+    pub fn from_fn(member: impl Fn(RegClass, usize) -> bool) -> RegSet {
+        let mut s = RegSet::default();
+        for class in [
+            RegClass::Gpr,
+            RegClass::Ugpr,
+            RegClass::Pred,
+            RegClass::UPred,
+        ] {
+            for r in 0..=usize::from(class.zero()) {
+                if member(class, r) {
+                    s.insert(class, r);
+                }
+            }
+        }
+        s
+    }
+
+    pub fn insert(&mut self, class: RegClass, r: usize) {
+        match class {
+            RegClass::Gpr => self.gpr[r / 64] |= 1 << (r % 64),
+            RegClass::Ugpr => self.ugpr |= 1 << r,
+            RegClass::Pred => self.pred |= 1 << r,
+            RegClass::UPred => self.upred |= 1 << r,
+        }
+    }
+
+    pub fn contains(&self, class: RegClass, r: usize) -> bool {
+        match class {
+            RegClass::Gpr => r < 256 && self.gpr[r / 64] >> (r % 64) & 1 != 0,
+            RegClass::Ugpr => r < 64 && self.ugpr >> r & 1 != 0,
+            RegClass::Pred => r < 8 && self.pred >> r & 1 != 0,
+            RegClass::UPred => r < 8 && self.upred >> r & 1 != 0,
+        }
+    }
+
+    /// The registers of either set.
+    pub fn union(self, o: RegSet) -> RegSet {
+        RegSet {
+            gpr: std::array::from_fn(|k| self.gpr[k] | o.gpr[k]),
+            ugpr: self.ugpr | o.ugpr,
+            pred: self.pred | o.pred,
+            upred: self.upred | o.upred,
+        }
+    }
+
+    /// The registers of `class` in the set, in increasing order.
+    pub fn of(&self, class: RegClass) -> impl Iterator<Item = usize> + '_ {
+        (0..=usize::from(class.zero())).filter(move |&r| self.contains(class, r))
+    }
+}
+
+impl std::fmt::Display for RegSet {
+    /// `R0 R2-R5 P0-P2`: runs of registers, file by file.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for class in [
+            RegClass::Gpr,
+            RegClass::Ugpr,
+            RegClass::Pred,
+            RegClass::UPred,
+        ] {
+            let regs: Vec<usize> = self.of(class).collect();
+            let mut k = 0;
+            while k < regs.len() {
+                let mut end = k;
+                while end + 1 < regs.len() && regs[end + 1] == regs[end] + 1 {
+                    end += 1;
+                }
+                let p = class.prefix();
+                if !first {
+                    f.write_str(" ")?;
+                }
+                first = false;
+                if end == k {
+                    write!(f, "{p}{}", regs[k])?;
+                } else {
+                    write!(f, "{p}{}-{p}{}", regs[k], regs[end])?;
+                }
+                k = end + 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Function {
@@ -548,6 +651,7 @@ impl Function {
             frame_bytes: 0,
             fixed: Vec::new(),
             subroutines: Vec::new(),
+            callee_writes: Vec::new(),
         }
     }
 

@@ -11,10 +11,15 @@
 //! but [`call_clobbers`]) and every convergence barrier its `BSSY`s use (`BMOV.32.CLEAR R0, Bn`
 //! then `STL`), and before each `RET` loads them back and raises R1 again. Its frame is its
 //! `.local` data and spill slots, then the saved registers.
+//!
+//! ptxas's slow paths (`lower/slow_path.rs`) save no register, as ptxas's do: their callers
+//! know what each writes (`regalloc::call_clobber_set`) and keep nothing there across the call.
+//! They still save the convergence barriers their `BSSY`s use. A subroutine that calls a slow
+//! path saves, besides the registers it writes, those the slow path writes.
 
 use super::Pass;
 use crate::mir::{Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
-use crate::passes::regalloc::{call_clobbers, slow_path_clobbers};
+use crate::passes::regalloc::call_clobbers;
 
 pub struct Prologue;
 
@@ -84,49 +89,49 @@ fn gpr(num: u8) -> Reg {
 fn subroutine_frame(f: &mut Function) -> Result<(), String> {
     let mut saved: Vec<u8> = Vec::new();
     let mut barriers: Vec<u8> = Vec::new();
+    let slow_path = crate::lower::slow_path::kind(&f.name).is_some();
     for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        // The registers the instruction writes: its definitions, and for a call to a slow
+        // path, what the slow path writes.
+        let mut written: Vec<(RegClass, u8)> = Vec::new();
         for r in i.defs() {
             let crate::mir::Reg::Phys { reg, count } = r else {
                 return Err(format!("`{}`: a virtual register after allocation", f.name));
             };
-            for n in reg.num..reg.num.saturating_add(count) {
-                match reg.class {
-                    RegClass::Gpr
-                        if n != 1
-                            && n != 255
-                            && !call_clobbers(reg.class, n.into())
-                            && !saved.contains(&n) =>
-                    {
-                        saved.push(n);
-                    }
-                    // A slow path's callers keep predicates from P4 on and every uniform
-                    // register across the call.
-                    RegClass::Pred | RegClass::Ugpr | RegClass::UPred
-                        if n != 7
-                            && !(reg.class == RegClass::Ugpr && n == 63)
-                            && crate::lower::slow_path::kind(&f.name).is_some()
-                            && !slow_path_clobbers(reg.class, n.into()) =>
-                    {
-                        return Err(format!(
-                            "internal error: the slow path `{}` writes {}{n}, which its callers \
-                             keep",
-                            f.name,
-                            match reg.class {
-                                RegClass::Pred => "P",
-                                RegClass::Ugpr => "UR",
-                                _ => "UP",
-                            }
-                        ));
-                    }
-                    RegClass::Ugpr if n != 63 && !call_clobbers(reg.class, n.into()) => {
-                        return Err(format!(
-                            "ptxc cannot save the uniform register UR{n} in the subroutine `{}` \
-                             yet",
-                            f.name
-                        ));
-                    }
-                    _ => {}
+            written.extend((reg.num..reg.num.saturating_add(count)).map(|n| (reg.class, n)));
+        }
+        if i.mnemonic == "CALL" && crate::passes::regalloc::calls_slow_path(i) {
+            let set = crate::passes::regalloc::call_clobber_set(f, i);
+            for class in [
+                RegClass::Gpr,
+                RegClass::Ugpr,
+                RegClass::Pred,
+                RegClass::UPred,
+            ] {
+                written.extend(set.of(class).map(|n| (class, n as u8)));
+            }
+        }
+        for (class, n) in written {
+            if slow_path {
+                continue;
+            }
+            match class {
+                RegClass::Gpr
+                    if n != 1
+                        && n != 255
+                        && !call_clobbers(class, n.into())
+                        && !saved.contains(&n) =>
+                {
+                    saved.push(n);
                 }
+                RegClass::Ugpr if n != 63 && !call_clobbers(class, n.into()) => {
+                    return Err(format!(
+                        "ptxc cannot save the uniform register UR{n} in the subroutine `{}` \
+                             yet",
+                        f.name
+                    ));
+                }
+                _ => {}
             }
         }
         if i.mnemonic == "BSSY" {

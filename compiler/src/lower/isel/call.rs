@@ -26,6 +26,22 @@ const FIRST_ARG: u8 = 4;
 const LAST_ARG: u8 = 15;
 /// The return address register pair `LEPC` writes (`LEPC R20, …`).
 const RETURN_ADDRESS: u8 = 20;
+/// The return address register pair of a call to one of ptxas's slow paths
+/// (`lower/slow_path.rs`): R2:R3, below the operands and result (R4 up), so that neither side
+/// of the call needs a register as high as R20 (whose use alone makes a kernel report 24
+/// registers). ptxas chooses per kernel; its slow paths return through R4 or R2
+/// (`RET.REL.NODEC R4 0x0` in zluda `div_noftz`, `MOV R2, R4; RET.REL.NODEC R2 0x0` in
+/// `sqrt_rn_ftz`).
+const SLOW_PATH_RETURN_ADDRESS: u8 = 2;
+
+/// The return address register pair of a call to `callee`.
+fn return_address(callee: &str) -> u8 {
+    if crate::lower::slow_path::kind(callee).is_some() {
+        SLOW_PATH_RETURN_ADDRESS
+    } else {
+        RETURN_ADDRESS
+    }
+}
 
 fn gpr(num: u8) -> PReg {
     PReg {
@@ -289,7 +305,7 @@ impl Cx<'_> {
             ],
         ));
         let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
-        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
+        let ra = self.fixed_gpr(2, return_address(callee));
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],
@@ -298,24 +314,38 @@ impl Cx<'_> {
         Operand::use_(Reg::whole(ra, 2))
     }
 
+    /// The register pair this subroutine's return address arrives in.
+    fn own_return_address(&self) -> u8 {
+        if self.is_slow_path_body() {
+            SLOW_PATH_RETURN_ADDRESS
+        } else {
+            RETURN_ADDRESS
+        }
+    }
+
     /// Whether this function is one of ptxas's slow paths (`lower/slow_path.rs`): its IEEE
     /// recipe is then selected as the slow part only, the body of the subroutine.
     pub(super) fn is_slow_path_body(&self) -> bool {
         !self.f.is_entry && crate::lower::slow_path::kind(&self.f.name).is_some()
     }
 
-    /// A call to ptxas's slow path `callee` (`lower/slow_path.rs`) with the fixed convention
-    /// of [`Cx::call_subroutine`]: `args` from R4, the return address in R20:R21, the result
-    /// (of `words` registers) back from R4:
+    /// A call to ptxas's slow path `callee` (`lower/slow_path.rs`) with the convention of
+    /// [`Cx::call_subroutine`] but the return address in R2:R3
+    /// ([`SLOW_PATH_RETURN_ADDRESS`]): `args` from R4, the result (of `words` registers) back
+    /// from R4:
     ///
     /// ```text
     /// MOV R4, R0 ;             the operands
-    /// MOV R5, R2 ;
-    /// MOV R20, 0x1a0 ;         the return address, patched at emission
-    /// MOV R21, RZ ;
+    /// MOV R5, R6 ;
+    /// MOV R2, 0x1a0 ;          the return address, patched at emission
+    /// MOV R3, RZ ;
     /// CALL.REL.NOINC 0x2c0 ;   the slow path's copy in this kernel's section
-    /// MOV R3, R4 ;             the result
+    /// MOV R7, R4 ;             the result
     /// ```
+    ///
+    /// The call overwrites only the registers the slow path's allocated body writes
+    /// ([`crate::passes::regalloc::call_clobber_set`]), so the caller's other values stay in
+    /// their registers across it.
     pub(super) fn call_slow_path(&mut self, callee: &str, args: &[Reg], words: u8) -> Reg {
         let mut implicit = Vec::new();
         let mut next = FIRST_ARG;
@@ -423,7 +453,7 @@ impl Cx<'_> {
             incoming.push((dst, v, words));
             next += words;
         }
-        let ra_in = self.fixed_gpr(2, RETURN_ADDRESS);
+        let ra_in = self.fixed_gpr(2, self.own_return_address());
         for &(_, v, words) in &incoming {
             self.emit_unguarded(Inst::new(
                 "UNDEF",
@@ -476,7 +506,7 @@ impl Cx<'_> {
             ops.push(Operand::use_(Reg::whole(v, words)));
             next += words;
         }
-        let out = self.fixed_gpr(2, RETURN_ADDRESS);
+        let out = self.fixed_gpr(2, self.own_return_address());
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],

@@ -48,6 +48,7 @@ fn meet(a: &State, b: &State) -> State {
 }
 
 struct Checker<'a> {
+    f: &'a Function,
     alloc: &'a Allocation,
 }
 
@@ -230,17 +231,14 @@ impl Checker<'_> {
                         _ => true,
                     });
                 }
-                // A call may overwrite every register of the calling convention's clobber set
-                // (the callee's results are the call's definitions, applied next).
-                // (A slow path's, fewer: [`super::slow_path_clobbers`].)
+                // A call may overwrite every register of the calling convention's clobber set,
+                // a slow path's only the registers its body writes
+                // ([`super::call_clobber_set`]); the callee's results are the call's
+                // definitions, applied next.
                 if inst.mnemonic == "CALL" {
-                    let clobbers = if super::calls_slow_path(inst) {
-                        super::slow_path_clobbers
-                    } else {
-                        super::call_clobbers
-                    };
+                    let clobbers = super::call_clobber_set(self.f, inst);
                     state.retain(|place, _| match *place {
-                        Place::Reg(class, r) => !clobbers(class, usize::from(r)),
+                        Place::Reg(class, r) => !clobbers.contains(class, usize::from(r)),
                         Place::Slot(_) => true,
                     });
                 }
@@ -259,7 +257,7 @@ impl Checker<'_> {
 
 /// Checks `alloc` for `f` (the function with its spill code, before rewriting).
 pub fn check(f: &Function, alloc: &Allocation) -> Result<(), String> {
-    let c = Checker { alloc };
+    let c = Checker { f, alloc };
     let cfg = Cfg::new(f);
     let nb = f.blocks.len();
     let mut entry: Vec<Option<State>> = vec![None; nb];

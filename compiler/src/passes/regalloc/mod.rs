@@ -17,8 +17,10 @@
 //!    accumulators are never spilled ([`unspillable`]).
 //! 4. **Calls** (`lower/isel/call.rs`). Precoloured values ([`Function::fixed`]: arguments,
 //!    results, the return address) get their register; no other value may take a register
-//!    while a precoloured value lives in it, and a value live across a `CALL` may not sit in a
-//!    register the callee may overwrite ([`call_clobbers`]).
+//!    while a precoloured value lives in it, and a value live across a `CALL` (live after it,
+//!    not only inside its interval) may not sit in a register the callee may overwrite:
+//!    [`call_clobbers`], or for one of ptxas's slow paths exactly the registers its allocated
+//!    body writes ([`call_clobber_set`]).
 //! 5. **`setmaxnreg`** ([`limits`]). Each general-register value stays below the smallest
 //!    register limit in force where it is defined, read or live (`.maxnreg` at the entry, `N`
 //!    after a `setmaxnreg … N`, the smallest at a join); blocks are then numbered in reverse
@@ -37,7 +39,7 @@ use super::Pass;
 use crate::mir::cfg::Cfg;
 use crate::mir::liveness::Liveness;
 use crate::mir::{
-    BlockId, Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass, VReg,
+    BlockId, Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass, RegSet, VReg,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
@@ -200,18 +202,17 @@ pub fn call_clobbers(class: RegClass, r: usize) -> bool {
     }
 }
 
-/// The predicates a call to one of ptxas's slow paths (`lower/slow_path.rs`) may overwrite:
-/// P0–P3. The slow paths need at most three at a time (ptxas's division uses P0–P2), and
-/// the `prologue` pass refuses one whose allocation writes another, so values of the caller
-/// may stay in P4–P6 across the call (ptxas, which chooses per kernel, keeps them where its
-/// slow path does not write).
+/// The predicates a call to one of ptxas's slow paths (`lower/slow_path.rs`) whose body is
+/// not allocated yet is taken to overwrite: P0–P3 (the slow paths need at most three at a
+/// time; ptxas's division uses P0–P2).
 pub const SLOW_PATH_PREDICATES: usize = 4;
 
-/// Whether a call to one of ptxas's slow paths may overwrite register `r` of `class`: the
-/// general registers of [`call_clobbers`] and the predicates below [`SLOW_PATH_PREDICATES`].
-/// The slow paths compute per thread and write no uniform register (the `prologue` pass
-/// refuses one that does), so uniform values stay where they are across the call, as in
-/// ptxas's code (`ULDC.64 UR4, c[0x0][0x208]` before a division's call, used after it).
+/// Whether a call to one of ptxas's slow paths whose registers are not known
+/// ([`Function::callee_writes`]; only where a pipeline stops before allocating the slow paths,
+/// as `--dot interference` does) may overwrite register `r` of `class`: the general registers
+/// of [`call_clobbers`] and the predicates below [`SLOW_PATH_PREDICATES`]; no uniform register
+/// (the slow paths compute per thread). Every allocation that reaches machine code uses the
+/// slow path's own set instead ([`call_clobber_set`]).
 pub fn slow_path_clobbers(class: RegClass, r: usize) -> bool {
     match class {
         RegClass::Pred => r < SLOW_PATH_PREDICATES,
@@ -220,25 +221,121 @@ pub fn slow_path_clobbers(class: RegClass, r: usize) -> bool {
     }
 }
 
-/// Whether `call` is a call to one of ptxas's slow paths (`lower/slow_path.rs`).
-pub fn calls_slow_path(call: &crate::mir::Inst) -> bool {
-    call.ops.iter().any(|o| {
-        matches!(&o.kind, crate::mir::OpKind::Func(n) if crate::lower::slow_path::kind(n).is_some())
+/// The slow path `call` calls (`lower/slow_path.rs`), if it calls one.
+pub fn slow_path_callee(call: &crate::mir::Inst) -> Option<&str> {
+    call.ops.iter().find_map(|o| match &o.kind {
+        crate::mir::OpKind::Func(n) if crate::lower::slow_path::kind(n).is_some() => {
+            Some(n.as_str())
+        }
+        _ => None,
     })
 }
 
-/// Positions (`2k`, the read point) of the `CALL`s, blocks numbered in `order`, each with
-/// whether it calls a slow path ([`slow_path_clobbers`]).
-fn call_points(f: &Function, order: &[BlockId]) -> Vec<(u32, bool)> {
-    let mut out = Vec::new();
-    let mut pos = 0u32;
-    for b in order.iter().map(|&b| f.block(b)) {
-        for (k, i) in b.insts.iter().enumerate() {
-            if i.mnemonic == "CALL" {
-                out.push((pos + 2 * k as u32, calls_slow_path(i)));
+/// Whether `call` is a call to one of ptxas's slow paths (`lower/slow_path.rs`).
+pub fn calls_slow_path(call: &crate::mir::Inst) -> bool {
+    slow_path_callee(call).is_some()
+}
+
+/// The registers the `CALL` `call` of `f` may overwrite. A call to a slow path whose allocated
+/// body is known ([`Function::callee_writes`]) overwrites exactly the registers the body
+/// writes — its own return-address and result registers among them; the arguments it does not
+/// write keep their values. Any other slow-path call overwrites [`slow_path_clobbers`], any
+/// other call [`call_clobbers`].
+pub fn call_clobber_set(f: &Function, call: &Inst) -> RegSet {
+    match slow_path_callee(call) {
+        Some(n) => match f.callee_writes.iter().find(|(c, _)| c == n) {
+            Some(&(_, set)) => set,
+            None => RegSet::from_fn(slow_path_clobbers),
+        },
+        None => RegSet::from_fn(call_clobbers),
+    }
+}
+
+/// The registers a function writes once allocated (what a call to it overwrites, when it saves
+/// nothing): every register an instruction defines, except the stack pointer R1 (a frame is
+/// closed before `RET`) and the zero and true registers.
+pub fn written_registers(f: &Function) -> RegSet {
+    let mut set = RegSet::default();
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        for d in i.defs() {
+            if let Reg::Phys { reg, count } = d {
+                for n in reg.num..reg.num.saturating_add(count) {
+                    let sp = reg.class == RegClass::Gpr && n == 1;
+                    if !sp && n != reg.class.zero() {
+                        set.insert(reg.class, n.into());
+                    }
+                }
             }
         }
-        pos += 2 * b.insts.len() as u32 + 2;
+    }
+    set
+}
+
+/// A `CALL`: its position (`2k`, the read point, blocks numbered in `order`), the registers it
+/// may overwrite ([`call_clobber_set`]), whether it may overwrite every predicate (a call that
+/// is not to a slow path: ptxc cannot keep a predicate across it), and the values live across
+/// it (sorted vreg numbers).
+///
+/// Only those values must avoid the clobbered registers. An interval has no holes, so it may
+/// span a call its value is dead at: the operand of a slow path is read on the fast path laid
+/// out after the call (zluda `sqrt_rn_ftz`: `MUFU.RSQ R, a` before the branch, `FMUL.FTZ …, a,
+/// R` after the call), and the call may overwrite it there.
+struct CallPoint {
+    pos: u32,
+    clobbers: RegSet,
+    general: bool,
+    live: Vec<u32>,
+}
+
+impl CallPoint {
+    /// Whether the value `v`, whose interval is `i`, lives across the call.
+    fn crossed_by(&self, i: &Interval) -> bool {
+        i.start <= self.pos && i.end > self.pos + 1 && self.live.binary_search(&i.vreg.0).is_ok()
+    }
+}
+
+fn call_points(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<CallPoint> {
+    let mut out = Vec::new();
+    let mut pos = 0u32;
+    for &b in order {
+        let block = f.block(b);
+        let calls: Vec<usize> = (0..block.insts.len())
+            .filter(|&k| block.insts[k].mnemonic == "CALL")
+            .collect();
+        if !calls.is_empty() {
+            // Backward from the block's end: the values live after each CALL, less its results.
+            // A definition kills its value only when unguarded and whole (else the value's
+            // other words, or its old value, may still be read).
+            let mut now: FxHashSet<u32> = live.live_out[b.0 as usize].iter().copied().collect();
+            let mut found = Vec::new();
+            for (k, i) in block.insts.iter().enumerate().rev() {
+                let defs: Vec<u32> = i.defs().filter_map(|r| r.vreg()).map(|v| v.0).collect();
+                if i.mnemonic == "CALL" {
+                    let mut after: Vec<u32> =
+                        now.iter().copied().filter(|v| !defs.contains(v)).collect();
+                    after.sort_unstable();
+                    found.push(CallPoint {
+                        pos: pos + 2 * k as u32,
+                        clobbers: call_clobber_set(f, i),
+                        general: !calls_slow_path(i),
+                        live: after,
+                    });
+                }
+                for r in i.defs() {
+                    if let Reg::Virt { vreg, first, count } = r
+                        && i.guard.is_none()
+                        && first == 0
+                        && count == f.vreg(vreg).words
+                    {
+                        now.remove(&vreg.0);
+                    }
+                }
+                now.extend(i.uses().filter_map(|r| r.vreg()).map(|v| v.0));
+            }
+            found.reverse();
+            out.extend(found);
+        }
+        pos += 2 * block.insts.len() as u32 + 2;
     }
     out
 }
@@ -272,9 +369,9 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let caps = limits::vreg_caps(f, &cfg, &live, f.max_regs);
     let order = numbering(f, &cfg, caps.is_some());
     let iv = intervals(f, &live, &order);
+    let calls = call_points(f, &live, &order);
     drop(live);
     let hints = hints(f);
-    let calls = call_points(f, &order);
     let pinned = unspillable(f);
     let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
     // Precoloured values, with their intervals.
@@ -373,19 +470,12 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             }
             // Registers this value may not take: those of precoloured values living at the same
             // time, and the ones a call it lives across may overwrite.
-            let crossed = || {
-                calls
-                    .iter()
-                    .filter(|&&(c, _)| cur.start <= c && cur.end > c + 1)
-            };
+            let crossed = || calls.iter().filter(|c| c.crossed_by(&cur));
             let crosses = crossed().next().is_some();
-            // Only slow paths: fewer registers are lost (predicates may stay in P4–P6).
-            let only_slow_paths = crossed().all(|&(_, slow)| slow);
-            let clobbers = if only_slow_paths {
-                slow_path_clobbers
-            } else {
-                call_clobbers
-            };
+            // The registers any call it lives across may overwrite (a slow path's: those its
+            // body writes).
+            let clobbered = crossed().fold(RegSet::default(), |s, c| s.union(c.clobbers));
+            let only_slow_paths = crossed().all(|c| !c.general);
             if crosses && matches!(class, RegClass::Pred | RegClass::UPred) && !only_slow_paths {
                 return Err(format!(
                     "ptxc cannot keep a predicate live across a call yet (`{}`; ptxas saves them \
@@ -395,7 +485,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             }
             let blocked = |r: usize| {
                 r >= cap
-                    || (crosses && clobbers(class, r))
+                    || (crosses && clobbered.contains(class, r))
                     || fixed.iter().any(|&(i, p, w)| {
                         p.class == class
                             && (usize::from(p.num)..usize::from(p.num) + w).contains(&r)
