@@ -49,7 +49,66 @@ fn main() {
     // copying) their pages — measurable on small files, where start-up is most of the time.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bin=ptxc=-no-pie");
+        static_c_runtime();
     }
+}
+
+/// Links the `ptxc` executable statically with the C runtime (glibc), where its static archives
+/// are installed: no dynamic loader runs at start-up (it mapped `libc.so.6` and `libgcc_s.so.1`
+/// and bound ~110 symbols: 0.19M instructions and ~35 page faults of a small compile), and only
+/// the parts of glibc ptxc uses are mapped. Measured 2026-12-01 on `zluda/vector.ptx`, 400
+/// alternating runs: 1.83 → 1.42 ms CPU per process (callgrind 1.41M → 1.23M instructions, 138 →
+/// 105 page faults); output identical on every corpus file.
+///
+/// Rust links the standard library against `-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc` after
+/// `-Bdynamic`, and Cargo can make only a whole build `crt-static` (which proc-macro crates
+/// refuse without `--target`). So the binary alone gets a search directory of its own, searched
+/// before the system's, holding links to the static archives under those names (`libgcc_s.a`
+/// is `libgcc_eh.a`, the static unwinder), and the compiler driver's `-static`. Where the C
+/// compiler does not find every archive (no `libc.a`: glibc's static package not installed) the
+/// binary stays dynamic. The library and the tests are not affected.
+fn static_c_runtime() {
+    if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() != Ok("gnu") {
+        return;
+    }
+    println!("cargo:rerun-if-env-changed=CC");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let dir = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("static-c-runtime");
+    let _ = std::fs::remove_dir_all(&dir);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let archives = [
+        ("libc.a", "libc.a"),
+        ("libm.a", "libm.a"),
+        ("libpthread.a", "libpthread.a"),
+        ("libdl.a", "libdl.a"),
+        ("librt.a", "librt.a"),
+        ("libutil.a", "libutil.a"),
+        ("libgcc_s.a", "libgcc_eh.a"),
+    ];
+    for (name, archive) in archives {
+        // `cc -print-file-name=X` prints X's path where the driver finds it, else X itself.
+        let found = std::process::Command::new(&cc)
+            .arg(format!("-print-file-name={archive}"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        let Some(path) = found.filter(|p| Path::new(p).is_absolute() && Path::new(p).is_file())
+        else {
+            return;
+        };
+        #[cfg(unix)]
+        let linked = std::os::unix::fs::symlink(&path, dir.join(name));
+        #[cfg(not(unix))]
+        let linked = std::fs::copy(&path, dir.join(name));
+        if linked.is_err() {
+            return;
+        }
+    }
+    println!("cargo:rustc-link-arg-bin=ptxc=-L{}", dir.display());
+    println!("cargo:rustc-link-arg-bin=ptxc=-static");
 }
 
 /// `isa_opcodes.rs`: the form lines of the PTX instruction table (`src/frontend/isa_table.txt`)
