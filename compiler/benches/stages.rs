@@ -31,7 +31,7 @@ fn stages(c: &mut Criterion, name: &str, text: &str) {
         eprintln!("stages: {name} does not check; skipped");
         return;
     };
-    let Ok(lowered) = ptxc::lower::lower_module(&checked) else {
+    let Ok(lowered) = ptxc::lower::lower_module(&checked, true) else {
         eprintln!("stages: {name} does not lower; skipped");
         return;
     };
@@ -49,7 +49,7 @@ fn stages(c: &mut Criterion, name: &str, text: &str) {
         b.iter(|| frontend::check::check(black_box(&checked.module), Arch::SM90A).unwrap())
     });
     g.bench_function("lower", |b| {
-        b.iter(|| ptxc::lower::lower_module(black_box(&checked)).unwrap())
+        b.iter(|| ptxc::lower::lower_module(black_box(&checked), true).unwrap())
     });
     g.bench_function("passes", |b| {
         b.iter_batched(

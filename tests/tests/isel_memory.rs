@@ -991,7 +991,7 @@ fn coverage_of_the_corpora() {
         let Ok(checked) = driver::frontend(&src, Arch::SM90A) else {
             continue;
         };
-        let diags = match ptxc::lower::lower_module(&checked) {
+        let diags = match ptxc::lower::lower_module(&checked, true) {
             Ok(_) => Vec::new(),
             Err(d) => d,
         };

@@ -911,7 +911,9 @@ fn kernel(
             )),
             _ => {}
         }
-        if let Some(bytes) = is_spill(i, frame.local_bytes) {
+        if let Some(bytes) = is_spill(i, frame.local_bytes)
+            && !enc.frame_save_offsets.contains(&at)
+        {
             if i.mnemonic == "STL" {
                 spill_stores += bytes;
             } else {

@@ -29,6 +29,9 @@ pub struct EncodedFunction {
     /// Byte offsets of the warp-wide instructions of warp-aggregated atomics
     /// ([`mir::Inst::warp_wide`]): EIATTR_INT_WARP_WIDE_INSTR_OFFSETS.
     pub warp_wide_offsets: Vec<u32>,
+    /// Byte offsets of the subroutines' saves and restores of the registers their callers keep
+    /// ([`mir::Inst::frame_save`]): not spill code.
+    pub frame_save_offsets: Vec<u32>,
     /// Instructions before the padding.
     pub code_len: usize,
     /// The subroutines linked after the kernel's code (`lower/link.rs`): name and byte offset.
@@ -391,6 +394,9 @@ fn lay_out(
             }
             if mi.warp_wide {
                 out.warp_wide_offsets.push(i.addr as u32);
+            }
+            if mi.frame_save {
+                out.frame_save_offsets.push(i.addr as u32);
             }
             out.instrs.push(i);
             out.srcs.push(mi.src);

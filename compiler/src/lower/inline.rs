@@ -1,7 +1,10 @@
-//! Call inlining, on the syntax tree, before a kernel is planned.
+//! Calls to module functions, on the syntax tree, before a kernel is planned.
 //!
-//! ptxc does not emit `.func` subroutines yet: every direct call to a function defined in the
-//! module is replaced by the callee's body, which gives the same results. The call
+//! As ptxas does, every `.func` a kernel calls is compiled as a subroutine ([`subroutines`],
+//! [`subroutine_body`]) and the calls stay calls (`CALL.REL`, `lower/isel/call.rs`). Where the
+//! calling convention cannot pass a call's operands, the module is compiled again
+//! (`driver::lower_with`) with every direct call to a function defined in the module replaced
+//! by the callee's body, which gives the same results. The call
 //!
 //! ```ptx
 //! { .param .b32 param0; st.param.b32 [param0], %r1;
@@ -27,9 +30,9 @@
 //! selection passes them in the registers of ptxas's calling convention
 //! (`lower/isel/call.rs`).
 //!
-//! Recursive functions are not inlined: [`subroutines`] finds them, and they are compiled as
-//! functions of their own ([`subroutine_body`]) that calls reach with `CALL.REL`
-//! (`lower/isel/call.rs`, `lower/link.rs`). Indirect calls (through a register and a
+//! Recursive and address-taken functions are never inlined: [`subroutines`] finds them, and
+//! they are compiled as functions of their own ([`subroutine_body`]) that calls reach with
+//! `CALL.REL` (`lower/isel/call.rs`, `lower/link.rs`). Indirect calls (through a register and a
 //! prototype) are errors that name the call.
 
 use crate::diag::Diagnostic;
@@ -98,10 +101,13 @@ pub fn inline_calls<'k>(
 
 /// The module's `.func`s that ptxc compiles as subroutines (`CALL.REL`/`RET.REL`) instead of
 /// inlining: the recursive ones, on a cycle of direct calls (`tests/kernels/device_calls.ptx`),
-/// and those whose address is taken (zluda `func_ptr`).
-/// ptxas calls every `.func` a kernel calls (`tests/sass-probes/ptx/funcs.ptx`); ptxc inlines
-/// the others, which gives the same results.
-pub fn subroutines(module: &Module) -> FxHashSet<String> {
+/// and those whose address is taken (zluda `func_ptr`), which cannot be inlined; with
+/// `every_called`, also every other `.func` some function calls, as ptxas does
+/// (`tests/sass-probes/ptx/funcs.ptx`: ptxas never inlines). Without it ptxc inlines the
+/// others, which gives the same results: `lower_module` falls back to that when a call or a
+/// subroutine needs what the calling convention cannot pass yet (array or vector parameters,
+/// more arguments than R4–R15, a guarded call, a predicate live across the call).
+pub fn subroutines(module: &Module, every_called: bool) -> FxHashSet<String> {
     let funcs: FxHashMap<&str, &Function> = module
         .items
         .iter()
@@ -135,6 +141,43 @@ pub fn subroutines(module: &Module) -> FxHashSet<String> {
     let mut out = FxHashSet::default();
     if funcs.is_empty() {
         return out;
+    }
+    if every_called {
+        // Called from a kernel or from a function (a function no kernel reaches is not
+        // lowered at all).
+        let mut called = Vec::new();
+        for i in &module.items {
+            if let Item::Function(f) = i
+                && let Some(b) = &f.body
+            {
+                callees(&b.stmts, &mut called);
+            }
+        }
+        // A `.shared` variable declared in a function's body (zluda `shared_unify_local`) is
+        // laid out by the kernel that inlines it; a subroutine's own layout would not agree
+        // with its kernel's (nor reserve the bytes there), so such modules inline.
+        fn declares_shared(stmts: &[Stmt]) -> bool {
+            stmts.iter().any(|s| match s {
+                Stmt::Var(v) => v.space == Space::Shared,
+                Stmt::Block(b) => declares_shared(&b.stmts),
+                _ => false,
+            })
+        }
+        called.retain(|c| funcs.contains_key(c));
+        if called.iter().any(|c| {
+            funcs[c]
+                .body
+                .as_ref()
+                .is_some_and(|b| declares_shared(&b.stmts))
+        }) {
+            called.clear();
+        }
+        out.extend(
+            called
+                .into_iter()
+                .filter(|c| funcs.contains_key(c))
+                .map(str::to_string),
+        );
     }
     // A function whose address is taken (zluda `func_ptr`: `mov.u64 %rd, foobar`) needs code of
     // its own, at an address.
@@ -512,10 +555,25 @@ impl Inliner<'_> {
                 continue;
             }
             let (rets, args) = call_lists(&call);
+            // A `.reg` parameter of a module function (`.func (.reg .f32 r) f (.reg .f32 a)`,
+            // called `call (%f2), f, (%f1)`) is passed as the register it names.
+            let by_reg: Vec<bool> = match self.funcs.get(name.as_str()) {
+                Some(f) => f
+                    .returns
+                    .iter()
+                    .flatten()
+                    .chain(f.params.iter().flatten())
+                    .map(|p| p.space == Space::Reg)
+                    .collect(),
+                None => Vec::new(),
+            };
             let slots: Vec<(&Name, bool)> = rets
                 .iter()
                 .map(|n| (n, false))
                 .chain(args.iter().map(|n| (n, true)))
+                .enumerate()
+                .filter(|(k, _)| !by_reg.get(*k).copied().unwrap_or(false))
+                .map(|(_, s)| s)
                 .collect();
             for (slot, is_arg) in slots {
                 let found = if is_arg {

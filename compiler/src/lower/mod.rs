@@ -117,18 +117,21 @@ pub struct Lowered {
     /// `c[0x4][8*i]` (`LDC.64`), in order of first use; the cubin relocates slot `i` to
     /// variable `i` (`R_CUDA_64`), as ptxas does.
     pub bank4: Vec<String>,
-    /// The module's recursive `.func`s compiled as subroutines (`inline::subroutines`), in
+    /// The module's called `.func`s compiled as subroutines (`inline::subroutines`), in
     /// module order; `crate::lower::link` appends them to the kernels that call them once the
     /// pipeline has run on them.
     pub subroutines: Vec<Function>,
 }
 
-/// Lowers every function with a body.
-pub fn lower_module(checked: &Checked) -> Result<Lowered, Vec<Diagnostic>> {
+/// Lowers every function with a body, with the subroutines of
+/// `inline::subroutines(…, every_called)`: with `every_called`, every called `.func` is a
+/// subroutine, as in ptxas's code; else only the recursive and address-taken ones, the others
+/// inlined (`driver::lower_with` falls back to that when the first fails).
+pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
-    let subs = inline::subroutines(&checked.module);
+    let subs = inline::subroutines(&checked.module, every_called);
     // The subroutines some kernel reaches, found while lowering the kernels.
     let mut reached: Vec<String> = Vec::new();
     for item in &checked.module.items {

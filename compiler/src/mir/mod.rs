@@ -384,6 +384,10 @@ pub struct Inst {
     /// `SHFL`; `lower/isel/atomics.rs`): ptxas lists their offsets in
     /// `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS`, not among the user's warp-synchronous ones.
     pub warp_wide: bool,
+    /// A subroutine's save or restore of a register its callers keep (`passes/prologue.rs`):
+    /// frame code, not spill code, so no `EIATTR_ANNOTATIONS` SpillRefill for it (ptxas's
+    /// `fact` saves R2, R17, R20, R21 and has none: `tests/sass-probes/ptx/funcs.ptx`).
+    pub frame_save: bool,
     /// Where the PTX instruction this was selected from starts (byte offset into the source):
     /// the debug line tables (`.debug_line`, `.nv_debug_line_sass`) and the addresses of PTX
     /// labels in debug sections follow it. `None` for what passes add (copies, spill code,
@@ -407,6 +411,7 @@ impl Inst {
             divergent: false,
             mbarrier: None,
             warp_wide: false,
+            frame_save: false,
             src: None,
             guard: None,
             mnemonic,
@@ -422,6 +427,12 @@ impl Inst {
     }
 
     /// The instruction marked as a warp-wide instruction of a warp-aggregated atomic.
+    /// The instruction as a subroutine's save or restore ([`Inst::frame_save`]).
+    pub fn frame_save(mut self) -> Inst {
+        self.frame_save = true;
+        self
+    }
+
     pub fn warp_wide(mut self) -> Inst {
         self.warp_wide = true;
         self

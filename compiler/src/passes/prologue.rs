@@ -178,11 +178,7 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
     // entry or at a RET (`lower/isel/call.rs`).
     let mut pro = vec![adjust(-i64::from(frame))];
     for &(r, off) in &slots {
-        pro.push(Inst::new(
-            "STL",
-            &[],
-            vec![sp_slot(off), Operand::use_(gpr(r))],
-        ));
+        pro.push(Inst::new("STL", &[], vec![sp_slot(off), Operand::use_(gpr(r))]).frame_save());
     }
     for &(b, off) in &bar_slots {
         pro.push(Inst::new(
@@ -190,19 +186,11 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
             &["32", "CLEAR"],
             vec![Operand::def(gpr(0)), Operand::new(OpKind::Barrier(b))],
         ));
-        pro.push(Inst::new(
-            "STL",
-            &[],
-            vec![sp_slot(off), Operand::use_(gpr(0))],
-        ));
+        pro.push(Inst::new("STL", &[], vec![sp_slot(off), Operand::use_(gpr(0))]).frame_save());
     }
     let mut epi = Vec::new();
     for &(b, off) in &bar_slots {
-        epi.push(Inst::new(
-            "LDL",
-            &[],
-            vec![Operand::def(gpr(0)), sp_slot(off)],
-        ));
+        epi.push(Inst::new("LDL", &[], vec![Operand::def(gpr(0)), sp_slot(off)]).frame_save());
         epi.push(Inst::new(
             "BMOV",
             &["32"],
@@ -210,11 +198,7 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
         ));
     }
     for &(r, off) in &slots {
-        epi.push(Inst::new(
-            "LDL",
-            &[],
-            vec![Operand::def(gpr(r)), sp_slot(off)],
-        ));
+        epi.push(Inst::new("LDL", &[], vec![Operand::def(gpr(r)), sp_slot(off)]).frame_save());
     }
     epi.push(adjust(i64::from(frame)));
     for b in &mut f.blocks {
