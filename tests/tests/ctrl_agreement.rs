@@ -97,8 +97,9 @@ fn ptxas_control_words_recomputed() {
     );
     let rate = |a: &Agreement| a.identical as f64 / a.total as f64;
     // Floors: the figures reached, less a small margin. Raise them as the pass improves.
-    // (Measured 94.6% corpora (12 021 of 12 712), 90.4% everything (27 639 of 30 568), after
-    // the store groups and store waits of issue 6's fourth round.)
-    assert!(rate(&corpora) >= 0.945, "corpora:\n{}", corpora.report());
-    assert!(rate(&all) >= 0.904, "everything:\n{}", all.report());
+    // (Measured 95.1% corpora (12 085 of 12 712), 90.8% everything (27 866 of 30 704), after
+    // issue 6's fifth round: loads completing earlier stores' source reads, and groups kept off
+    // the scoreboards busy at their first wait.)
+    assert!(rate(&corpora) >= 0.950, "corpora:\n{}", corpora.report());
+    assert!(rate(&all) >= 0.907, "everything:\n{}", all.report());
 }

@@ -859,6 +859,33 @@ fn step(
             done.insert(ev_r(i));
         }
     }
+    // A result lands after its instruction's sources are read, and the LSU reads sources in
+    // order: a completed result of an `LDS` also releases the sources of the earlier stores of
+    // its block (`STS [UR8+0x34], R2` gets no read scoreboard before `LDS R3, [UR8+0x34]` `W1`
+    // and the `LOP3.LUT R3` waiting `B1`, though the `LDS R2` after them overwrites `R2`, at
+    // 0x0380 of `pyptx/matmul_tma_v33`; the hazard checker completes them the same way). Not
+    // a completed source release alone: ptxas waits on each store's read scoreboard (above).
+    // Corpora 11 421 → 11 448 identical control words of 12 112 (optimized code), kernels
+    // +10.
+    let results_done: Vec<usize> = done
+        .iter()
+        .filter(|e| !ev_is_read(**e))
+        .map(|e| ev_instr(*e))
+        .collect();
+    for i in results_done {
+        if let Some(q) = nodes[i].class.read_queue {
+            for e in state.keys() {
+                let j = ev_instr(*e);
+                if ev_is_read(*e)
+                    && j < i
+                    && block_of[j] == block_of[i]
+                    && nodes[j].class.read_queue == Some(q)
+                {
+                    done.insert(*e);
+                }
+            }
+        }
+    }
     for e in done {
         state.remove(&e);
     }
@@ -1071,54 +1098,148 @@ fn allocate(
         .iter()
         .any(|n| matches!(n.class.class, "LDGDEPBAR" | "UTMACMDFLUSH"));
     let low_start = u8::from(sb0_reserved);
-    let mut idx: Vec<usize> = (0..ng).collect();
-    idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
+    // Two passes: the first colours by layout intervals alone; the second also keeps a group
+    // off the scoreboards that are still busy, on some path, where the group is first waited
+    // on ([`busy_at_first_wait`], measured with the first pass's colours).
+    let first_wait: Vec<Option<usize>> = groups
+        .iter()
+        .map(|(evs, _, _)| {
+            evs.iter()
+                .filter_map(|e| {
+                    waits
+                        .get(e)
+                        .and_then(|w| w.range(ev_instr(*e) + 1..).next().copied())
+                })
+                .min()
+        })
+        .collect();
+    let mut busy_at_wait: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); ng];
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
-    // Groups holding a scoreboard: (end, group).
-    let mut active: Vec<(usize, usize)> = Vec::new();
-    for gi in idx {
-        if groups[gi].0.is_empty() {
-            continue; // merged into another group
+    for pass in 0..2 {
+        if pass == 1 {
+            let colour = colour_map(&group_of, &colour_of_group);
+            let coloured_inputs = solve(nodes, g, order, Some(&colour));
+            busy_at_wait = busy_at_first_wait(
+                nodes,
+                g,
+                order,
+                &coloured_inputs,
+                &colour,
+                &first_wait,
+                &group_of,
+            );
         }
-        let start = groups[gi].1;
-        active.retain(|&(end, _)| end > start);
-        // A memory load whose first wait is a `CALL` (an argument the callee reads) counts
-        // down from SB5: 127 of 127 such `LDG`/`LD` groups in the ptxas listings of the
-        // corpora, probes and kernels are on SB5 (`LDG.E.64 R2` `W5` … `CALL.REL.NOINC` `B5`
-        // in `zluda/call`; four `LD.E` `W5` before the `CALL` in `zluda/call_rnd`).
-        let into_call = end_of[gi] < nodes.len() && nodes[end_of[gi]].flow == Flow::Call;
-        let range: Vec<u8> = match groups[gi].2 {
-            Range::Low => (low_start..6).collect(),
-            Range::Long if into_call => (2..6).rev().collect(),
-            Range::Long => (2..6).collect(),
-            Range::Tex => (2..6).rev().collect(),
-        };
-        let used: BTreeSet<u8> = active
-            .iter()
-            .filter_map(|&(_, o)| colour_of_group[o])
-            .collect();
-        let c = match range.iter().find(|c| !used.contains(c)) {
-            Some(c) => *c,
-            None => {
-                // Share with the most recently started active group in range.
-                active
-                    .iter()
-                    .filter(|&&(_, o)| colour_of_group[o].is_some_and(|c| range.contains(&c)))
-                    .max_by_key(|&&(_, o)| groups[o].1)
-                    .and_then(|&(_, o)| colour_of_group[o])
-                    .unwrap_or(range[range.len() - 1])
+        let mut idx: Vec<usize> = (0..ng).collect();
+        idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
+        colour_of_group = vec![None; ng];
+        // Groups holding a scoreboard: (end, group).
+        let mut active: Vec<(usize, usize)> = Vec::new();
+        for gi in idx {
+            if groups[gi].0.is_empty() {
+                continue; // merged into another group
             }
-        };
-        colour_of_group[gi] = Some(c);
-        active.push((end_of[gi], gi));
+            let start = groups[gi].1;
+            active.retain(|&(end, _)| end > start);
+            // A memory load whose first wait is a `CALL` (an argument the callee reads) counts
+            // down from SB5: 127 of 127 such `LDG`/`LD` groups in the ptxas listings of the
+            // corpora, probes and kernels are on SB5 (`LDG.E.64 R2` `W5` … `CALL.REL.NOINC` `B5`
+            // in `zluda/call`; four `LD.E` `W5` before the `CALL` in `zluda/call_rnd`).
+            let into_call = end_of[gi] < nodes.len() && nodes[end_of[gi]].flow == Flow::Call;
+            let range: Vec<u8> = match groups[gi].2 {
+                Range::Low => (low_start..6).collect(),
+                Range::Long if into_call => (2..6).rev().collect(),
+                Range::Long => (2..6).collect(),
+                Range::Tex => (2..6).rev().collect(),
+            };
+            let used: BTreeSet<u8> = active
+                .iter()
+                .filter_map(|&(_, o)| colour_of_group[o])
+                .collect();
+            // Of the free scoreboards, the first not busy where the group is first waited on:
+            // `STS.64 [UR8], R8` / `STS [UR8+0x8], R2` take `R5` at 0x0300 of
+            // `pyptx/matmul_tma_v33`, with SB1 and SB3 free in layout order but still held, on
+            // the path that skips their block, by the stores at 0x0270 and 0x0280 when the
+            // `LDS R2` at the join (0x0360) waits on the group.
+            let busy: BTreeSet<u8> = busy_at_wait[gi]
+                .iter()
+                .filter_map(|&o| colour_of_group[o])
+                .collect();
+            let pick = range
+                .iter()
+                .find(|c| !used.contains(c) && !busy.contains(c))
+                .or_else(|| range.iter().find(|c| !used.contains(c)));
+            let c = match pick {
+                Some(c) => *c,
+                None => {
+                    // Share with the most recently started active group in range.
+                    active
+                        .iter()
+                        .filter(|&&(_, o)| colour_of_group[o].is_some_and(|c| range.contains(&c)))
+                        .max_by_key(|&&(_, o)| groups[o].1)
+                        .and_then(|&(_, o)| colour_of_group[o])
+                        .unwrap_or(range[range.len() - 1])
+                }
+            };
+            colour_of_group[gi] = Some(c);
+            active.push((end_of[gi], gi));
+        }
     }
+    (colour_map(&group_of, &colour_of_group), waits)
+}
+
+/// The scoreboard of every event, from its group's.
+fn colour_map(group_of: &HashMap<Ev, usize>, colour_of_group: &[Option<u8>]) -> HashMap<Ev, u8> {
     let mut colour = HashMap::default();
-    for (e, gi) in &group_of {
+    for (e, gi) in group_of {
         if let Some(c) = colour_of_group[*gi] {
             colour.insert(*e, c);
         }
     }
-    (colour, waits)
+    colour
+}
+
+/// For each group, the other groups with an event still pending, on some path, at the group's
+/// first wait (`first_wait`), by the event dataflow with the scoreboards `colour` (a wait on a
+/// scoreboard completes every event on it). ptxas keeps a group off their scoreboards, so that
+/// the wait at a join does not also wait for what another path left in flight.
+fn busy_at_first_wait(
+    nodes: &[Node],
+    g: &Cfg,
+    order: &[usize],
+    inputs: &[State],
+    colour: &HashMap<Ev, u8>,
+    first_wait: &[Option<usize>],
+    group_of: &HashMap<Ev, usize>,
+) -> Vec<BTreeSet<usize>> {
+    let mut at: HashMap<usize, Vec<usize>> = HashMap::default(); // wait point → groups
+    for (gi, w) in first_wait.iter().enumerate() {
+        if let Some(w) = w {
+            at.entry(*w).or_default().push(gi);
+        }
+    }
+    let mut busy = vec![BTreeSet::new(); first_wait.len()];
+    for &b in order {
+        let (s, e) = g.blocks[b];
+        if !(s..e).any(|k| at.contains_key(&k)) {
+            continue;
+        }
+        let mut st = inputs[b].clone();
+        for k in s..e {
+            if let Some(gs) = at.get(&k) {
+                for ev in st.keys() {
+                    if let Some(&o) = group_of.get(ev) {
+                        for &gi in gs {
+                            if o != gi {
+                                busy[gi].insert(o);
+                            }
+                        }
+                    }
+                }
+            }
+            step(k, nodes, &g.block_of, &mut st, Some(colour));
+        }
+    }
+    busy
 }
 
 /// Shared-memory stores of one block release their sources on one scoreboard: the read event
