@@ -32,12 +32,77 @@ enum Place {
 }
 
 type Value = (VReg, u8);
-type State = FxHashMap<Place, FxHashSet<Value>>;
+
+/// What every place may hold, with the inverse (the places that may hold each value), so that
+/// a definition removes the older copies of its value from the few places that hold one
+/// instead of from every register and slot word (pyptx `fa_ws_pingpong`, with 17 KB of spill
+/// slots, spent half of its compile time there).
+#[derive(Clone, Debug, Default)]
+struct State {
+    held: FxHashMap<Place, FxHashSet<Value>>,
+    /// `at[v]` lists `p` exactly when `held[p]` holds `v`.
+    at: FxHashMap<Value, Vec<Place>>,
+}
+
+/// States are equal when they hold the same (the inverse follows).
+impl PartialEq for State {
+    fn eq(&self, other: &State) -> bool {
+        self.held == other.held
+    }
+}
+
+impl State {
+    fn get(&self, place: &Place) -> Option<&FxHashSet<Value>> {
+        self.held.get(place)
+    }
+
+    /// Makes `set` what `place` holds.
+    fn insert(&mut self, place: Place, set: FxHashSet<Value>) {
+        for v in &set {
+            self.at.entry(*v).or_default().push(place);
+        }
+        if let Some(old) = self.held.insert(place, set) {
+            for v in old {
+                self.forget(v, place);
+            }
+        }
+    }
+
+    /// Removes `place` from the places of `v` (once: a set holds `v` at most once).
+    fn forget(&mut self, v: Value, place: Place) {
+        if let Some(places) = self.at.get_mut(&v)
+            && let Some(k) = places.iter().position(|&p| p == place)
+        {
+            places.swap_remove(k);
+        }
+    }
+
+    /// Keeps only the places for which `keep` holds.
+    fn retain(&mut self, mut keep: impl FnMut(&Place) -> bool) {
+        let gone: Vec<Place> = self.held.keys().filter(|p| !keep(p)).copied().collect();
+        for place in gone {
+            if let Some(old) = self.held.remove(&place) {
+                for v in old {
+                    self.forget(v, place);
+                }
+            }
+        }
+    }
+
+    /// Removes `v` from every place that holds it.
+    fn kill_value(&mut self, v: Value) {
+        for place in self.at.remove(&v).unwrap_or_default() {
+            if let Some(set) = self.held.get_mut(&place) {
+                set.remove(&v);
+            }
+        }
+    }
+}
 
 fn meet(a: &State, b: &State) -> State {
     let mut out = State::default();
-    for (k, va) in a {
-        if let Some(vb) = b.get(k) {
+    for (k, va) in &a.held {
+        if let Some(vb) = b.held.get(k) {
             let both: FxHashSet<Value> = va.intersection(vb).copied().collect();
             if !both.is_empty() {
                 out.insert(*k, both);
@@ -120,12 +185,6 @@ impl Checker<'_> {
         })
     }
 
-    fn kill_value(state: &mut State, v: Value) {
-        for set in state.values_mut() {
-            set.remove(&v);
-        }
-    }
-
     /// Checks that every register `inst` reads holds the value it names.
     fn check_reads(&self, state: &State, inst: &Inst) -> Result<(), String> {
         for u in inst.uses() {
@@ -185,7 +244,7 @@ impl Checker<'_> {
                     .collect();
                 for (_, v) in &dp {
                     if let Some(v) = v {
-                        Self::kill_value(state, *v);
+                        state.kill_value(*v);
                     }
                 }
                 for ((place, v), mut set) in dp.into_iter().zip(held) {
@@ -225,7 +284,7 @@ impl Checker<'_> {
             }
             _ => {
                 if let Some(n) = super::limits::set_by(inst) {
-                    state.retain(|place, _| match *place {
+                    state.retain(|place| match *place {
                         Place::Reg(RegClass::Gpr, r) => u32::from(r) < n,
                         _ => true,
                     });
@@ -239,7 +298,7 @@ impl Checker<'_> {
                     } else {
                         super::call_clobbers
                     };
-                    state.retain(|place, _| match *place {
+                    state.retain(|place| match *place {
                         Place::Reg(class, r) => !clobbers(class, usize::from(r)),
                         Place::Slot(_) => true,
                     });
@@ -247,7 +306,7 @@ impl Checker<'_> {
                 for d in inst.defs() {
                     for (place, v) in self.places(d) {
                         if let Some(v) = v {
-                            Self::kill_value(state, v);
+                            state.kill_value(v);
                         }
                         state.insert(place, v.into_iter().collect());
                     }
