@@ -203,19 +203,24 @@ fn insert_barriers(f: &mut Function, regions: Vec<Region>) -> Result<(), String>
     // Layout wishes: new block → the block it goes right before.
     let mut before: Vec<(BlockId, BlockId)> = Vec::new();
     let sizes: Vec<usize> = regions.iter().map(|r| r.blocks.count_ones(..)).collect();
-    let depths: Vec<usize> = regions
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            regions
-                .iter()
-                .enumerate()
-                .filter(|&(j, o)| {
-                    j != i && sizes[j] > sizes[i] && o.blocks.contains(r.branch.0 as usize)
-                })
-                .count()
-        })
-        .collect();
+    // A region's depth: how many larger regions hold its branch. Counted from the larger
+    // regions' blocks (one region per branch block), not by testing every pair of regions,
+    // which was quadratic in the number of divergent branches.
+    let mut region_of: Vec<Option<usize>> = vec![None; f.blocks.len()];
+    for (i, r) in regions.iter().enumerate() {
+        region_of[r.branch.0 as usize] = Some(i);
+    }
+    let mut depths: Vec<usize> = vec![0; regions.len()];
+    for (j, o) in regions.iter().enumerate() {
+        for x in o.blocks.ones() {
+            if let Some(i) = region_of.get(x).copied().flatten()
+                && i != j
+                && sizes[j] > sizes[i]
+            {
+                depths[i] += 1;
+            }
+        }
+    }
     let mut adj = Adjacency::new(f);
     for (r, depth) in regions.iter().zip(depths) {
         if depth >= BARRIERS {

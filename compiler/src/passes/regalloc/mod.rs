@@ -114,11 +114,7 @@ pub fn allocate(f: &mut Function) -> Result<Allocation, String> {
                 alloc.assignment = assignment;
                 return Ok(alloc);
             }
-            Err(victims) => {
-                for v in victims {
-                    spill(f, v, &mut alloc);
-                }
-            }
+            Err(victims) => spill(f, &victims, &mut alloc),
         }
     }
     Err(format!("`{}`: spilling did not converge", f.name))
@@ -671,7 +667,7 @@ fn unspillable(f: &Function) -> FxHashSet<VReg> {
     out
 }
 
-/// Moves `v` to a stack slot: every definition stores, every use reloads.
+/// Moves each of `victims` to a stack slot: every definition stores, every use reloads.
 ///
 /// Only the words an instruction touches move: a 64-bit value is often written one word at a
 /// time (`IADD3` the low word, `IADD3.X` the high word), and storing the whole pair after each
@@ -683,14 +679,44 @@ fn unspillable(f: &Function) -> FxHashSet<VReg> {
 /// `LDL`/`STL` of 32, 64 or 128 bits (a 32-word accumulator takes eight `.128`s). A guarded
 /// definition stores under the same guard: when the guard is false the slot keeps the old
 /// value, which an unguarded store of the temporary would overwrite.
-fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
-    let words = f.vreg(v).words;
-    let bytes = 4 * u32::from(words);
-    // Aligned for the widest access (a `.128` at a multiple of 16 bytes).
-    let align = bytes.next_power_of_two().min(16);
-    let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(align);
-    alloc.spill_bytes = offset + bytes - f.frame_bytes;
-    alloc.slots.insert(v, offset);
+///
+/// All victims of a round move in one walk over the function (a walk per victim was
+/// quadratic: pyptx `fa_ws_pingpong` spills hundreds of values of a 9k-instruction kernel).
+/// The result is the one victim-by-victim spilling gives: slots are laid out and temporaries
+/// numbered victim by victim (all of the first victim's, in program order, then the
+/// second's), and an instruction touching several victims gets the first victim's loads
+/// outermost, `LDL v1; LDL v2; inst; STL v2; STL v1`.
+fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
+    // Per victim: its slot offset, the value (and word) it stands for (a victim never is a
+    // spill temporary itself, but it is looked up), and the temporaries of its instructions.
+    struct Victim {
+        v: VReg,
+        offset: u32,
+        original: VReg,
+        shift0: u8,
+        temps: Vec<(VReg, u8)>,
+        next: usize,
+    }
+    let mut index: Vec<u32> = vec![u32::MAX; f.vregs.len()];
+    let mut vs: Vec<Victim> = Vec::with_capacity(victims.len());
+    for (k, &v) in victims.iter().enumerate() {
+        let bytes = 4 * u32::from(f.vreg(v).words);
+        // Aligned for the widest access (a `.128` at a multiple of 16 bytes).
+        let align = bytes.next_power_of_two().min(16);
+        let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(align);
+        alloc.spill_bytes = offset + bytes - f.frame_bytes;
+        alloc.slots.insert(v, offset);
+        let (original, shift0) = alloc.alias.get(&v).copied().unwrap_or((v, 0));
+        index[v.0 as usize] = k as u32;
+        vs.push(Victim {
+            v,
+            offset,
+            original,
+            shift0,
+            temps: Vec::new(),
+            next: 0,
+        });
+    }
     let slot = |off: u32| {
         Operand::new(OpKind::Mem {
             prefix: MemPrefix::None,
@@ -706,25 +732,63 @@ fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
             ],
         })
     };
-    // The value (and word) `v` stands for, should `v` itself carry another (it never does:
-    // temporaries are not spilled).
-    let (original, shift0) = alloc.alias.get(&v).copied().unwrap_or((v, 0));
+    let words: Vec<usize> = victims
+        .iter()
+        .map(|&v| usize::from(f.vreg(v).words))
+        .collect();
+    // The victims an instruction touches, in victim order, with the words it reads and writes.
+    let touches = |inst: &Inst| -> Vec<(usize, Vec<bool>, Vec<bool>)> {
+        let mut out: Vec<(usize, Vec<bool>, Vec<bool>)> = Vec::new();
+        for r in inst.regs() {
+            if let Reg::Virt { vreg, first, count } = r.reg
+                && let Some(&k) = index.get(vreg.0 as usize)
+                && k != u32::MAX
+            {
+                let k = k as usize;
+                let pos = match out.iter().position(|t| t.0 == k) {
+                    Some(pos) => pos,
+                    None => {
+                        out.push((k, vec![false; words[k]], vec![false; words[k]]));
+                        out.len() - 1
+                    }
+                };
+                let mask = if r.def {
+                    &mut out[pos].2
+                } else {
+                    &mut out[pos].1
+                };
+                mask[usize::from(first)..usize::from(first + count)].fill(true);
+            }
+        }
+        out.sort_by_key(|t| t.0);
+        out
+    };
+    // First walk: the temporaries, numbered victim by victim in program order.
+    let mut spans: Vec<Vec<(u8, u8)>> = vec![Vec::new(); vs.len()];
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        let t = touches(inst);
+        if t.is_empty() || inst.mnemonic == "UNDEF" {
+            continue;
+        }
+        for (k, reads, writes) in t {
+            let touched: Vec<bool> = reads.iter().zip(&writes).map(|(a, b)| *a || *b).collect();
+            spans[k].push(temp_span(&touched));
+        }
+    }
+    for (vic, spans) in vs.iter_mut().zip(&spans) {
+        for &(base, n) in spans {
+            let temp = f.new_vreg(RegClass::Gpr, n, Some("spill".into()));
+            alloc.alias.insert(temp, (vic.original, vic.shift0 + base));
+            vic.temps.push((temp, base));
+        }
+    }
+    // Second walk: rename, load before and store after.
     for bi in 0..f.blocks.len() {
         let insts = std::mem::take(&mut f.blocks[bi].insts);
         let mut out = Vec::with_capacity(insts.len() + 4);
         for mut inst in insts {
-            let mut reads = vec![false; usize::from(words)];
-            let mut writes = vec![false; usize::from(words)];
-            for r in inst.regs() {
-                if let Reg::Virt { vreg, first, count } = r.reg
-                    && vreg == v
-                {
-                    let mask = if r.def { &mut writes } else { &mut reads };
-                    mask[usize::from(first)..usize::from(first + count)].fill(true);
-                }
-            }
-            let touched: Vec<bool> = reads.iter().zip(&writes).map(|(a, b)| *a || *b).collect();
-            if !touched.contains(&true) {
+            let t = touches(&inst);
+            if t.is_empty() {
                 out.push(inst);
                 continue;
             }
@@ -737,45 +801,52 @@ fn spill(f: &mut Function, v: VReg, alloc: &mut Allocation) {
             let guard = inst.guard;
             let guard_redefined =
                 guard.is_some_and(|g| inst.defs().any(|d| d.vreg().is_some() && d == g.pred));
-            if guard_redefined {
-                for (r, w) in reads.iter_mut().zip(&writes) {
-                    *r |= *w;
+            let mut stores: Vec<Inst> = Vec::new();
+            for (k, mut reads, writes) in t {
+                let vic = &mut vs[k];
+                if guard_redefined {
+                    for (r, w) in reads.iter_mut().zip(&writes) {
+                        *r |= *w;
+                    }
                 }
-            }
-            let (base, n) = temp_span(&touched);
-            let temp = f.new_vreg(RegClass::Gpr, n, Some("spill".into()));
-            alloc.alias.insert(temp, (original, shift0 + base));
-            rename(&mut inst, v, temp, base);
-            let part = |first: u8, count: u8| Reg::Virt {
-                vreg: temp,
-                first: first - base,
-                count,
-            };
-            for (first, count) in aligned_runs(&reads) {
-                out.push(Inst::new(
-                    "LDL",
-                    access_width(count),
-                    vec![
-                        Operand::def(part(first, count)),
-                        slot(offset + 4 * u32::from(first)),
-                    ],
-                ));
+                let (temp, base) = vic.temps[vic.next];
+                vic.next += 1;
+                rename(&mut inst, vic.v, temp, base);
+                let part = |first: u8, count: u8| Reg::Virt {
+                    vreg: temp,
+                    first: first - base,
+                    count,
+                };
+                for (first, count) in aligned_runs(&reads) {
+                    out.push(Inst::new(
+                        "LDL",
+                        access_width(count),
+                        vec![
+                            Operand::def(part(first, count)),
+                            slot(vic.offset + 4 * u32::from(first)),
+                        ],
+                    ));
+                }
+                // This victim's stores come after those of the victims after it.
+                let mut mine = Vec::new();
+                for (first, count) in aligned_runs(&writes) {
+                    let mut st = Inst::new(
+                        "STL",
+                        access_width(count),
+                        vec![
+                            slot(vic.offset + 4 * u32::from(first)),
+                            Operand::use_(part(first, count)),
+                        ],
+                    );
+                    if !guard_redefined {
+                        st.guard = guard;
+                    }
+                    mine.push(st);
+                }
+                stores.splice(0..0, mine);
             }
             out.push(inst);
-            for (first, count) in aligned_runs(&writes) {
-                let mut st = Inst::new(
-                    "STL",
-                    access_width(count),
-                    vec![
-                        slot(offset + 4 * u32::from(first)),
-                        Operand::use_(part(first, count)),
-                    ],
-                );
-                if !guard_redefined {
-                    st.guard = guard;
-                }
-                out.push(st);
-            }
+            out.extend(stores);
         }
         f.blocks[bi].insts = out;
     }
