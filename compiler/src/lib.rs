@@ -4,6 +4,7 @@
 //!
 //! 1. [`frontend`]: PTX text → tokens (logos) → AST (lalrpop) → checked module.
 
+pub mod arena;
 pub mod asm;
 pub mod bench_kernels;
 pub mod check;

@@ -9,12 +9,10 @@
 //! output is flushed before the process ends as a return from Rust's `main` would.
 #![no_main]
 
-/// mimalloc instead of glibc's allocator: a fifth of a small compile's instructions were
-/// glibc's `malloc` and `free`; with mimalloc a small compile takes fewer page faults (91
-/// against 128 for `vector.ptx`) and no more CPU time (see docs/ARCHITECTURE.md,
-/// "Compile-time profile").
+/// Small blocks from size-class lists, the rest from glibc (`ptxc::arena`): a fifth of a small
+/// compile's instructions were glibc's `malloc` and `free`.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ptxc::arena::Arena = ptxc::arena::Arena::new();
 
 #[unsafe(no_mangle)]
 extern "C" fn main(
