@@ -34,6 +34,17 @@ impl B {
     }
 }
 
+/// PLOP3's (and UPLOP3's) first lookup table, split: [66:64] | [76:72] << 3.
+pub(crate) fn plop3_lut0() -> OpSpec {
+    OpSpec {
+        spec: Spec::Imm {
+            f: Field::split((64, 3), (72, 5)),
+            fmt: ImmFmt::UHex,
+        },
+        ..uimm(64, 3)
+    }
+}
+
 /// The B operand for a variant; `imm` builds the immediate slot, `neg`/`abs` are the modifier
 /// bits of register/UR/cbank sources (63/62 in the common layout).
 pub(crate) fn bsrc(b: B, imm: OpSpec, neg: Option<u8>, abs: Option<u8>) -> OpSpec {
@@ -488,13 +499,7 @@ pub(super) fn forms() -> Vec<Form> {
                 .op(preds(87))
                 .op(preds(77))
                 .op(c)
-                .op(OpSpec {
-                    spec: Spec::Imm {
-                        f: Field::split((64, 3), (72, 5)),
-                        fmt: ImmFmt::UHex,
-                    },
-                    ..uimm(64, 3)
-                })
+                .op(plop3_lut0())
                 .op(uimm(16, 8)),
         );
     }

@@ -264,13 +264,7 @@ pub(super) fn forms() -> Vec<Form> {
             .op(upreds(87))
             .op(upreds(77))
             .op(upreds(68))
-            .op(OpSpec {
-                spec: Spec::Imm {
-                    f: Field::split((64, 3), (72, 5)),
-                    fmt: ImmFmt::UHex,
-                },
-                ..uimm(64, 3)
-            })
+            .op(super::int::plop3_lut0())
             .op(uimm(16, 8)),
         form("VOTEU", 0x886)
             .ev("pyptx/fa_ws_pingpong_sm90a, zluda/atom_add; survey VOTEU 0x886")
