@@ -3475,19 +3475,6 @@ fn ptxc_cubin_verified(
     Vec<ptxc::emit::sass::EncodedFunction>,
 ) {
     let src = SourceFile::new(name.to_string(), text.to_string());
-    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
-    let opts = ptxc::passes::Options {
-        verify: true,
-        ..ptxc::passes::Options::new()
-    };
-    let (lowered, _) = driver::lower(&checked, &opts).unwrap();
-    let encoded = driver::encode(&lowered).unwrap();
-    let (built, _) = driver::cubin(
-        &checked,
-        &lowered,
-        &encoded,
-        &ptxc::emit::build::BuildOptions::default(),
-    )
-    .unwrap();
+    let (encoded, built, _) = ptxc_tests::compile_pipeline(&src).unwrap();
     (built.cubin, encoded)
 }

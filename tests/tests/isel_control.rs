@@ -294,15 +294,8 @@ fn setmaxnreg_recipes_match_ptxas() {
     for (maxnreg, with) in [(".maxnreg 128", true), ("", false)] {
         let text = body(maxnreg);
         let src = SourceFile::new("k.ptx".to_string(), text.clone());
-        let checked = driver::frontend(&src, Arch::SM90A).unwrap();
-        let opts = ptxc::passes::Options {
-            verify: true,
-            ..ptxc::passes::Options::new()
-        };
-        let (lowered, _) = driver::lower(&checked, &opts).unwrap();
-        let encoded = driver::encode(&lowered).unwrap();
+        let (encoded, built, _) = ptxc_tests::compile_pipeline(&src).unwrap();
         let lines = ptxc_tests::listing_lines(&encoded[0]);
-        let (built, _) = driver::cubin(&checked, &lowered, &encoded, &Default::default()).unwrap();
         let f = &built.cubin.functions[0];
         let ours = part(&lines);
         if with {
