@@ -246,6 +246,10 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
 /// Adds the subroutines `f` calls or takes the address of to `reached`, each once, in order of
 /// first mention.
 fn note_reached(reached: &mut Vec<String>, f: &ast::Function, subs: &FxHashSet<String>) {
+    // Without subroutines there is nothing to find, and no need to walk every operand.
+    if subs.is_empty() {
+        return;
+    }
     for c in inline::called_subroutines(f, subs) {
         if !reached.contains(&c) {
             reached.push(c);
@@ -532,10 +536,15 @@ impl PlanView<'_> {
             if let Some(r) = scope.regs.get(name) {
                 return Some(*r);
             }
-            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-            if digits > 0 {
+            // `%r12`: the family `%r`, member 12. Bytes, not chars: every operand of every
+            // instruction comes here.
+            let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && !scope.families.is_empty() {
                 let (prefix, num) = name.split_at(name.len() - digits);
-                if let Ok(n) = num.parse::<u32>() {
+                let n = num.bytes().try_fold(0u32, |n, d| {
+                    n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+                });
+                if let Some(n) = n {
                     for (p, first, count, ty) in &scope.families {
                         if p == prefix && n < *count {
                             return Some((Var(first + n), *ty));

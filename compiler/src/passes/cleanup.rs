@@ -6,7 +6,7 @@
 //!   (loads are kept only if they cannot fault… so they are kept), iterating to a fixed point.
 
 use super::Pass;
-use crate::mir::{Function, Reg, cfg};
+use crate::mir::{Function, cfg};
 
 pub struct RemoveUnreachable;
 
@@ -76,16 +76,23 @@ impl Pass for DeadCode {
         let mut first_def = vec![NONE; nv];
         let mut defs: Vec<(usize, usize, u32)> = Vec::new();
         let mut work: Vec<(usize, usize)> = Vec::new();
+        // Only pure instructions can die, so only they go on the list and only their
+        // definitions are recorded. One walk over each instruction's registers
+        // (`Inst::for_each_reg`).
         for (b, block) in f.blocks.iter().enumerate() {
             for (k, inst) in block.insts.iter().enumerate() {
-                for v in inst.uses().filter_map(Reg::vreg) {
-                    uses[v.0 as usize] += 1;
+                let pure = is_pure(inst.mnemonic);
+                inst.for_each_reg(|r| match (r.reg.vreg(), r.def) {
+                    (Some(v), false) => uses[v.0 as usize] += 1,
+                    (Some(v), true) if pure => {
+                        defs.push((b, k, first_def[v.0 as usize]));
+                        first_def[v.0 as usize] = (defs.len() - 1) as u32;
+                    }
+                    _ => {}
+                });
+                if pure {
+                    work.push((b, k));
                 }
-                for v in inst.defs().filter_map(Reg::vreg) {
-                    defs.push((b, k, first_def[v.0 as usize]));
-                    first_def[v.0 as usize] = (defs.len() - 1) as u32;
-                }
-                work.push((b, k));
             }
         }
         let mut dead: Vec<Vec<bool>> = f
@@ -98,17 +105,25 @@ impl Pass for DeadCode {
                 continue;
             }
             let inst = &f.blocks[b].insts[k];
-            // Physical results (PT) are discarded anyway.
-            let is_dead = is_pure(inst.mnemonic)
-                && inst.defs().any(|d| d.vreg().is_some())
-                && inst
-                    .defs()
-                    .all(|d| d.vreg().is_none_or(|v| uses[v.0 as usize] == 0));
-            if !is_dead {
+            // Every instruction on the list is pure. Physical results (PT) are discarded
+            // anyway.
+            let (mut virt, mut used) = (false, false);
+            inst.for_each_reg(|r| {
+                if r.def
+                    && let Some(v) = r.reg.vreg()
+                {
+                    virt = true;
+                    used |= uses[v.0 as usize] != 0;
+                }
+            });
+            if !virt || used {
                 continue;
             }
             dead[b][k] = true;
-            for v in inst.uses().filter_map(Reg::vreg) {
+            inst.for_each_reg(|r| {
+                let Some(v) = r.reg.vreg().filter(|_| !r.def) else {
+                    return;
+                };
                 let n = &mut uses[v.0 as usize];
                 *n -= 1;
                 if *n == 0 {
@@ -119,7 +134,7 @@ impl Pass for DeadCode {
                         d = next;
                     }
                 }
-            }
+            });
         }
         for (block, dead) in f.blocks.iter_mut().zip(&dead) {
             let mut k = 0;
@@ -135,7 +150,7 @@ impl Pass for DeadCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mir::{BlockId, Inst, OpKind, Operand, RegClass};
+    use crate::mir::{BlockId, Inst, OpKind, Operand, Reg, RegClass};
 
     /// The shape lowering gives an if/else: bb0 branches to bb3 or falls into bb1, which jumps
     /// to bb4; bb2 is the empty block after that jump (unreachable) and falls into bb3. SSA

@@ -214,9 +214,9 @@ impl Cx<'_> {
         // tests/sass-probes/warp_aggregation.ptx becomes `REDG.E.MIN`).
         let unused = match d {
             None | Some(ast::Operand::Sink(_)) => true,
-            Some(ast::Operand::Expr(e)) => e
-                .as_name()
-                .is_some_and(|n| self.name_uses.get(n.text.as_str()) == Some(&1)),
+            Some(ast::Operand::Expr(e)) => {
+                e.as_name().is_some_and(|n| self.name_uses(&n.text) == 1)
+            }
             Some(_) => false,
         };
         let aggregate = self.aggregation(aop, aty, unused, &loc, vb);

@@ -80,11 +80,12 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
     }
 }
 
-/// Counts the names an operand mentions (registers, symbols, labels).
-fn count_names(o: &ast::Operand, uses: &mut rustc_hash::FxHashMap<String, u32>) {
-    fn expr(e: &Expr, uses: &mut rustc_hash::FxHashMap<String, u32>) {
+/// Counts the names an operand mentions (registers, symbols, labels). The keys borrow the
+/// source's names: no string is copied.
+fn count_names<'a>(o: &'a ast::Operand, uses: &mut rustc_hash::FxHashMap<&'a str, u32>) {
+    fn expr<'a>(e: &'a Expr, uses: &mut rustc_hash::FxHashMap<&'a str, u32>) {
         match e {
-            Expr::Name { name, .. } => *uses.entry(name.text.to_string()).or_default() += 1,
+            Expr::Name { name, .. } => *uses.entry(name.text.as_str()).or_default() += 1,
             Expr::Lit { .. } => {}
             Expr::Unary { arg, .. } => expr(arg, uses),
             Expr::Binary { lhs, rhs, .. } => {
@@ -119,14 +120,6 @@ fn count_names(o: &ast::Operand, uses: &mut rustc_hash::FxHashMap<String, u32>) 
 pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     let blocks: Vec<PlannedBlock<'_>> = std::mem::take(&mut plan.blocks);
     let n = blocks.len();
-    let mut name_uses = rustc_hash::FxHashMap::default();
-    for b in &blocks {
-        for (ins, _) in &b.instrs {
-            for o in &ins.operands {
-                count_names(o, &mut name_uses);
-            }
-        }
-    }
     let mut cx = Cx {
         scopes: &plan.scopes,
         ssa: &mut plan.ssa,
@@ -154,7 +147,8 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         subroutines: std::mem::take(&mut plan.subroutines),
         return_address: None,
         sub_results: std::mem::take(&mut plan.sub_results),
-        name_uses,
+        blocks: &blocks,
+        name_uses: None,
     };
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
@@ -323,9 +317,12 @@ pub struct Cx<'p> {
     /// which every `ret` passes back (`call.rs`).
     pub(super) return_address: Option<VReg>,
     pub(super) sub_results: Vec<Name>,
-    /// How often each name appears in the function's operands: an atomic whose destination
-    /// appears once (there) has an unused result (`atomics.rs`).
-    pub(super) name_uses: rustc_hash::FxHashMap<String, u32>,
+    /// The function's planned blocks, which [`Cx::name_uses`] counts names in.
+    blocks: &'p [PlannedBlock<'p>],
+    /// How often each name appears in the function's operands, counted on the first question
+    /// ([`Cx::name_uses`]): most functions have no atomic that asks, and counting is a walk
+    /// over every operand.
+    name_uses: Option<rustc_hash::FxHashMap<&'p str, u32>>,
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
@@ -389,6 +386,24 @@ pub(super) fn cmp_name(m: &str) -> Option<&'static str> {
 }
 
 impl Cx<'_> {
+    /// How often `name` appears in the function's operands: an atomic whose destination
+    /// appears once (there) has an unused result (`atomics.rs`).
+    pub(super) fn name_uses(&mut self, name: &str) -> u32 {
+        let blocks = self.blocks;
+        let uses = self.name_uses.get_or_insert_with(|| {
+            let mut uses = rustc_hash::FxHashMap::default();
+            for b in blocks {
+                for (ins, _) in &b.instrs {
+                    for o in &ins.operands {
+                        count_names(o, &mut uses);
+                    }
+                }
+            }
+            uses
+        });
+        uses.get(name).copied().unwrap_or(0)
+    }
+
     // ------------------------------------------------------------------------------------------
     // Emitting
 
@@ -404,7 +419,13 @@ impl Cx<'_> {
 
     /// Appends to the current block, remembering the instruction that defines each vreg.
     fn push(&mut self, inst: Inst) {
-        for d in inst.defs() {
+        let mut defs = smallvec::SmallVec::<[Reg; 4]>::new();
+        inst.for_each_reg(|r| {
+            if r.def {
+                defs.push(r.reg);
+            }
+        });
+        for d in defs {
             if let Some(v) = d.vreg() {
                 self.def_of.entry(v).or_insert_with(|| inst.clone());
             }
@@ -833,15 +854,20 @@ impl Cx<'_> {
             );
             return;
         };
+        // Each modifier is a type or a flag: one parse sorts it.
+        let mut types = smallvec::SmallVec::new();
+        let mut flags = smallvec::SmallVec::new();
+        for m in mods {
+            match Ty::parse(&m.text) {
+                Some(t) => types.push(t),
+                None => flags.push(m.text.as_str()),
+            }
+        }
         let op = PtxOp {
             ins,
             opcode: &opcode,
-            types: mods.iter().filter_map(|m| Ty::parse(&m.text)).collect(),
-            flags: mods
-                .iter()
-                .filter(|m| Ty::parse(&m.text).is_none())
-                .map(|m| m.text.as_str())
-                .collect(),
+            types,
+            flags,
         };
         // Each family says `None` for opcodes that are not its own.
         let done = self
