@@ -100,18 +100,18 @@ impl SsaBuilder {
     }
 
     fn read_recursive(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
-        let preds = self
-            .preds
-            .get(block.0 as usize)
-            .cloned()
-            .unwrap_or_default();
+        // Only the number of predecessors and the first are needed: no copy of the list.
+        let (npreds, first) = match self.preds.get(block.0 as usize) {
+            Some(p) => (p.len(), p.first().copied()),
+            None => (0, None),
+        };
         let value = if !self.sealed.contains(&block) {
             let phi = self.place_phi(f, var, block);
             self.incomplete.entry(block).or_default().push((var, phi));
             phi
-        } else if preds.len() == 1 {
-            self.read(f, var, preds[0])
-        } else if preds.is_empty() {
+        } else if let (1, Some(p)) = (npreds, first) {
+            self.read(f, var, p)
+        } else if npreds == 0 {
             self.undef(f, var, block)
         } else {
             let phi = self.place_phi(f, var, block);
@@ -173,9 +173,11 @@ impl SsaBuilder {
 
     fn fill_phi(&mut self, f: &mut Function, var: Var, phi: VReg, block: BlockId) {
         let words = self.var(var).words;
-        let preds = self.preds[block.0 as usize].clone();
-        let mut args = Vec::with_capacity(preds.len());
-        for p in preds {
+        // By index: reading does not change the predecessor lists, so none is copied.
+        let n = self.preds[block.0 as usize].len();
+        let mut args = Vec::with_capacity(n);
+        for k in 0..n {
+            let p = self.preds[block.0 as usize][k];
             let v = self.read(f, var, p);
             args.push(Operand::new(OpKind::PhiArg(p, Reg::whole(v, words))));
         }
