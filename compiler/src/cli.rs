@@ -592,10 +592,11 @@ pub fn read_source(input: &std::path::Path) -> Result<SourceFile, String> {
             std::fs::read(input).map_err(|e| format!("cannot read '{}': {e}", input.display()))?;
         input.display().to_string()
     };
-    Ok(SourceFile::new(
-        name,
-        String::from_utf8_lossy(&bytes).into_owned(),
-    ))
+    // Valid UTF-8 (every real PTX file) becomes the text without a copy; only other bytes are
+    // decoded lossily.
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(SourceFile::new(name, text))
 }
 
 /// Prints diagnostics to standard error.

@@ -495,6 +495,46 @@ impl Expr {
     }
 }
 
+/// Splits a chained token (`ld.global.f32`, written at byte `at`) into the opcode and its
+/// modifiers, each with its own span, as the plain tokens would give them.
+pub(crate) fn split_chain(chain: &str, at: usize) -> (Name, Vec<Name>) {
+    let bytes = chain.as_bytes();
+    let mut opcode = None;
+    let mut modifiers = Vec::with_capacity(4);
+    let mut start = 0;
+    for end in 1..=bytes.len() {
+        if end == bytes.len() || bytes[end] == b'.' {
+            let name = Name::new(&chain[start..end], at + start, at + end);
+            match opcode {
+                None => opcode = Some(name),
+                Some(_) => modifiers.push(name),
+            }
+            start = end;
+        }
+    }
+    let opcode = opcode.unwrap_or_else(|| Name::new(chain, at, at + chain.len()));
+    (opcode, modifiers)
+}
+
+/// A chained token as an operand name with one component (`%tid.x`), or `None` where the plain
+/// tokens would not be one (more than one `.word`, or a keyword word such as `.global`).
+pub(crate) fn split_name(chain: &str, at: usize) -> Option<Expr> {
+    let dot = chain.find('.')?;
+    let component = &chain[dot..];
+    // The words the lexer gives tokens of their own, which a name's component cannot be.
+    const KEYWORDS: [&str; 10] = [
+        ".reg", ".sreg", ".param", ".local", ".shared", ".global", ".const", ".tex", ".weak",
+        ".alias",
+    ];
+    if component[1..].contains('.') || KEYWORDS.contains(&component) {
+        return None;
+    }
+    Some(Expr::Name {
+        name: Name::new(&chain[..dot], at, at + dot),
+        component: Some(Name::new(component, at + dot, at + chain.len())),
+    })
+}
+
 /// The values of a list of boxes (the grammar boxes large nodes while it parses them).
 pub(crate) fn unbox<T>(v: Vec<Box<T>>) -> Vec<T> {
     v.into_iter().map(|b| *b).collect()

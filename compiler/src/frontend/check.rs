@@ -393,6 +393,8 @@ pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Ve
         globals: HashMap::default(),
         funcs: HashMap::default(),
         called_externs: Vec::new(),
+        shapes: HashMap::default(),
+        shape_key: String::new(),
     };
     c.module(m);
     if c.info.debug && !m.items.iter().any(|i| matches!(i, Item::Section { .. })) {
@@ -426,6 +428,26 @@ struct Checker {
     globals: HashMap<String, VarInfo>,
     funcs: HashMap<String, FuncInfo>,
     called_externs: Vec<(String, Span)>,
+    /// The checked opcode chains (`ld.global.f32`, keyed by their text) that gave no
+    /// diagnostic: a module repeats a few chains thousands of times, and what the table says
+    /// of a chain depends on nothing else but the `.target` and `.version` (a new one of
+    /// either empties it).
+    shapes: HashMap<String, Shape>,
+    /// The key being looked up (kept to reuse its buffer).
+    shape_key: String,
+}
+
+/// What the instruction table says of one opcode chain.
+#[derive(Clone)]
+struct Shape {
+    /// The instruction's name (`cp.async.bulk` takes three words of the chain).
+    form_name: std::rc::Rc<str>,
+    /// How many of the modifiers the name took.
+    name_words: usize,
+    /// The form the modifiers and types select.
+    chosen: &'static Form,
+    /// Per remaining modifier: its type, or `None` for another modifier.
+    types: SmallVec<[Option<Ty>; 8]>,
 }
 
 /// Per-function state while checking a body.
@@ -669,7 +691,11 @@ impl Checker {
             .split_once('.')
             .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
         match parsed {
-            Some(v) if v <= MAX_VERSION && v >= (1, 0) => self.info.version = v,
+            Some(v) if v <= MAX_VERSION && v >= (1, 0) => {
+                self.info.version = v;
+                // The gates of the checked chains depend on the version.
+                self.shapes.clear();
+            }
             Some(_) => self.error(
                 text.span,
                 format!(
@@ -707,6 +733,8 @@ impl Checker {
                     );
                 }
                 self.info.target = t;
+                // The gates of the checked chains depend on the target.
+                self.shapes.clear();
             }
             None => self.error(first.span, format!("unknown target `{}`", first.text)),
         }
@@ -1290,106 +1318,42 @@ impl Checker {
                 ),
             }
         }
-        let Some((form_name, mods)) = self.split_opcode(ins) else {
-            let msg = format!("Not a name of any known instruction: '{}'", ins.opcode.text);
-            self.error(ins.opcode.span, msg);
-            return;
+        let mut key = std::mem::take(&mut self.shape_key);
+        key.clear();
+        key.push_str(&ins.opcode.text);
+        for m in &ins.modifiers {
+            key.push_str(&m.text);
+        }
+        let cached = self.shapes.get(key.as_str()).cloned();
+        let shape = match cached {
+            Some(shape) => shape,
+            None => {
+                let before = self.diags.len();
+                let Some(shape) = self.instruction_shape(ins) else {
+                    self.shape_key = key;
+                    return;
+                };
+                if self.diags.len() == before {
+                    self.shapes.insert(key.clone(), shape.clone());
+                }
+                shape
+            }
         };
-        let forms = self.isa.forms(&form_name).unwrap_or_default();
+        self.shape_key = key;
+        let form_name: &str = &shape.form_name;
+        let chosen = shape.chosen;
+        let mods = &ins.modifiers[shape.name_words..];
         let opcode_span = ins
             .opcode
             .span
             .to(mods.last().map_or(ins.opcode.span, |m| m.span));
-
-        // Types and the other modifiers, in the order written.
-        // Per instruction: kept on the stack (an instruction has a handful of modifiers).
         let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
         let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
-        for m in mods {
-            if let Some(t) = Ty::parse(&m.text) {
-                types.push((t, m.span));
-            } else if forms.iter().any(|f| f.allows_modifier(&m.text))
-                || self.isa.vocabulary().contains(m.text.as_str())
-            {
-                // A modifier of this opcode's forms is in the table's vocabulary: asking them
-                // first spares building the vocabulary (which parses the whole table).
-                others.push(m);
-            } else {
-                self.error(m.span, format!("Unknown modifier '{}'", m.text));
-                return;
+        for (m, t) in mods.iter().zip(&shape.types) {
+            match t {
+                Some(t) => types.push((*t, m.span)),
+                None => others.push(m),
             }
-        }
-
-        let type_fits = |f: &Form| f.types_fit(types.iter().map(|(t, _)| t.name));
-        let candidates: SmallVec<[&Form; 8]> = forms.iter().filter(|f| type_fits(f)).collect();
-        if candidates.is_empty() {
-            let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
-            let span = types.first().map_or(opcode_span, |(_, s)| *s);
-            let mut allowed: Vec<&str> = forms
-                .iter()
-                .flat_map(|f| {
-                    f.types
-                        .first()
-                        .map(|s| s.allowed)
-                        .unwrap_or_default()
-                        .iter()
-                        .copied()
-                })
-                .collect();
-            allowed.dedup();
-            let msg = if types.is_empty() {
-                format!("Missing instruction type for '{form_name}'")
-            } else {
-                format!("Unexpected instruction types specified for '{form_name}': `{written}`")
-            };
-            let d = Diagnostic::error(span, msg);
-            let d = if allowed.is_empty() {
-                d.with_note(None, format!("`{form_name}` takes no type"))
-            } else {
-                d.with_note(
-                    None,
-                    format!("`{form_name}` takes {}", short_list(&allowed)),
-                )
-            };
-            self.diags.push(d);
-            return;
-        }
-        let mut chosen = candidates[0];
-        let mut problem = self.modifier_problem(chosen, &others, &types, &form_name, forms);
-        for f in &candidates[1..] {
-            if problem.is_none() {
-                break;
-            }
-            let p = self.modifier_problem(f, &others, &types, &form_name, forms);
-            if p.is_none() {
-                chosen = f;
-                problem = None;
-            }
-        }
-        if let Some((span, msg)) = problem {
-            self.error(span, msg);
-            return;
-        }
-        // Gates.
-        if let Some((sm, needs_a, feature)) = &chosen.gate {
-            self.gate(opcode_span, *sm, *needs_a, feature);
-        }
-        for m in &others {
-            if m.text.ends_with("::cluster") {
-                self.gate(m.span, 90, false, "::cluster");
-            } else if m.text == ".cluster" {
-                self.gate(m.span, 90, false, ".cluster scope");
-            } else if m.text == ".v8" {
-                self.gate(m.span, 100, false, "256 bit wide load/store");
-            }
-        }
-        if chosen.nonsync && self.info.target.sm >= 70 && self.info.version >= (6, 4) {
-            self.error(
-                opcode_span,
-                format!(
-                    "Instruction '{form_name}' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4"
-                ),
-            );
         }
         let slot_ty = |c: char| -> Option<Ty> {
             chosen
@@ -1398,7 +1362,7 @@ impl Checker {
                 .position(|s| s.slot == c)
                 .and_then(|i| types.get(i).map(|(t, _)| *t))
         };
-        self.special_rules(ins, &form_name, &others, &types, opcode_span);
+        self.special_rules(ins, form_name, &others, &types, opcode_span);
 
         // Operands.
         let required = chosen.operands.iter().filter(|o| !o.optional).count();
@@ -1432,7 +1396,7 @@ impl Checker {
             .and_then(|m| m.text[2..].parse::<u32>().ok());
         let space = instr_space(&others);
         let is_store = matches!(
-            &*form_name,
+            form_name,
             "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
         );
         // With fewer operands than listed, the last optional positions are the missing ones
@@ -1457,7 +1421,7 @@ impl Checker {
                 }
             };
             let oc = OpCheck {
-                opcode: &form_name,
+                opcode: form_name,
                 index: i,
                 space,
             };
@@ -1494,7 +1458,7 @@ impl Checker {
             self.any(
                 op,
                 &OpCheck {
-                    opcode: &form_name,
+                    opcode: form_name,
                     index: 0,
                     space,
                 },
@@ -1504,6 +1468,119 @@ impl Checker {
         if form_name == "call" {
             self.call(ins, ctx);
         }
+    }
+
+    /// The modifier phase of [`Self::instruction`]: the instruction's name, its types and
+    /// modifiers against the table's forms, and the target gates. `None` after an error that
+    /// ends the instruction's check.
+    fn instruction_shape(&mut self, ins: &Instruction) -> Option<Shape> {
+        let Some((form_name, mods)) = self.split_opcode(ins) else {
+            let msg = format!("Not a name of any known instruction: '{}'", ins.opcode.text);
+            self.error(ins.opcode.span, msg);
+            return None;
+        };
+        let forms = self.isa.forms(&form_name).unwrap_or_default();
+        let opcode_span = ins
+            .opcode
+            .span
+            .to(mods.last().map_or(ins.opcode.span, |m| m.span));
+
+        // Types and the other modifiers, in the order written.
+        // Per instruction: kept on the stack (an instruction has a handful of modifiers).
+        let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
+        let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
+        for m in mods {
+            if let Some(t) = Ty::parse(&m.text) {
+                types.push((t, m.span));
+            } else if forms.iter().any(|f| f.allows_modifier(&m.text))
+                || self.isa.vocabulary().contains(m.text.as_str())
+            {
+                // A modifier of this opcode's forms is in the table's vocabulary: asking them
+                // first spares building the vocabulary (which parses the whole table).
+                others.push(m);
+            } else {
+                self.error(m.span, format!("Unknown modifier '{}'", m.text));
+                return None;
+            }
+        }
+
+        let type_fits = |f: &Form| f.types_fit(types.iter().map(|(t, _)| t.name));
+        let candidates: SmallVec<[&Form; 8]> = forms.iter().filter(|f| type_fits(f)).collect();
+        if candidates.is_empty() {
+            let written: String = types.iter().map(|(t, _)| t.to_string()).collect();
+            let span = types.first().map_or(opcode_span, |(_, s)| *s);
+            let mut allowed: Vec<&str> = forms
+                .iter()
+                .flat_map(|f| {
+                    f.types
+                        .first()
+                        .map(|s| s.allowed)
+                        .unwrap_or_default()
+                        .iter()
+                        .copied()
+                })
+                .collect();
+            allowed.dedup();
+            let msg = if types.is_empty() {
+                format!("Missing instruction type for '{form_name}'")
+            } else {
+                format!("Unexpected instruction types specified for '{form_name}': `{written}`")
+            };
+            let d = Diagnostic::error(span, msg);
+            let d = if allowed.is_empty() {
+                d.with_note(None, format!("`{form_name}` takes no type"))
+            } else {
+                d.with_note(
+                    None,
+                    format!("`{form_name}` takes {}", short_list(&allowed)),
+                )
+            };
+            self.diags.push(d);
+            return None;
+        }
+        let mut chosen = candidates[0];
+        let mut problem = self.modifier_problem(chosen, &others, &types, &form_name, forms);
+        for f in &candidates[1..] {
+            if problem.is_none() {
+                break;
+            }
+            let p = self.modifier_problem(f, &others, &types, &form_name, forms);
+            if p.is_none() {
+                chosen = f;
+                problem = None;
+            }
+        }
+        if let Some((span, msg)) = problem {
+            self.error(span, msg);
+            return None;
+        }
+        // Gates.
+        if let Some((sm, needs_a, feature)) = &chosen.gate {
+            self.gate(opcode_span, *sm, *needs_a, feature);
+        }
+        for m in &others {
+            if m.text.ends_with("::cluster") {
+                self.gate(m.span, 90, false, "::cluster");
+            } else if m.text == ".cluster" {
+                self.gate(m.span, 90, false, ".cluster scope");
+            } else if m.text == ".v8" {
+                self.gate(m.span, 100, false, "256 bit wide load/store");
+            }
+        }
+        if chosen.nonsync && self.info.target.sm >= 70 && self.info.version >= (6, 4) {
+            self.error(
+                opcode_span,
+                format!(
+                    "Instruction '{form_name}' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4"
+                ),
+            );
+        }
+        Some(Shape {
+            form_name: form_name.as_ref().into(),
+            name_words: ins.modifiers.len() - mods.len(),
+            chosen,
+            types: mods.iter().map(|m| Ty::parse(&m.text)).collect(),
+        })
     }
 
     fn split_opcode<'i>(
@@ -1759,7 +1836,21 @@ impl Checker {
             );
             return;
         };
-        match self.resolve(&name.text, ctx) {
+        let resolved = self.resolve(&name.text, ctx);
+        self.resolved_reg_operand(name, component.as_ref(), resolved, want, relaxed, oc);
+    }
+
+    /// [`Self::reg_operand`] once the name is resolved.
+    fn resolved_reg_operand(
+        &mut self,
+        name: &Name,
+        component: Option<&Name>,
+        resolved: Resolved,
+        want: Option<Ty>,
+        relaxed: bool,
+        oc: &OpCheck<'_>,
+    ) {
+        match resolved {
             Resolved::Reg(r) => {
                 if let Some(c) = component {
                     if r.width == 1
@@ -1855,7 +1946,16 @@ impl Checker {
         };
         if let Expr::Name { name, component } = e {
             match self.resolve(&name.text, ctx) {
-                Resolved::Reg(_) => return self.reg_operand(e, want, relaxed, oc, ctx),
+                r @ Resolved::Reg(_) => {
+                    return self.resolved_reg_operand(
+                        name,
+                        component.as_ref(),
+                        r,
+                        want,
+                        relaxed,
+                        oc,
+                    );
+                }
                 Resolved::Sreg { ty, components } => {
                     let (_, _, _, min_sm) =
                         find_sreg(&name.text).unwrap_or(("", ty, components, 0));

@@ -153,6 +153,11 @@ pub enum Tok<'a> {
     #[token("_")]
     Underscore,
 
+    /// An identifier with the `.word`s written right after it, as one token: `ld.global.f32`,
+    /// `%tid.x`. Never produced by logos itself: [`tokenize_chained`] joins the tokens, so
+    /// that the grammar shifts one token, not one per modifier, for an instruction's opcode.
+    OpChain(&'a str),
+
     /// A `/*` that never ends (the complete comment is skipped above, so only an unterminated one
     /// gets here).
     #[regex(r"/\*([^*]|\*+[^*/])*\**")]
@@ -194,7 +199,8 @@ impl fmt::Display for Tok<'_> {
             | Tok::HexF32(s)
             | Tok::HexF64(s)
             | Tok::Float(s)
-            | Tok::Str(s) => s,
+            | Tok::Str(s)
+            | Tok::OpChain(s) => s,
             Tok::Comma => ",",
             Tok::Semi => ";",
             Tok::Colon => ":",
@@ -248,10 +254,54 @@ pub type Spanned<'a> = (usize, Tok<'a>, usize);
 
 /// Splits `src` into tokens, or reports the first character that cannot start a token.
 pub fn tokenize(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
-    let mut out = Vec::new();
+    lex(src, false)
+}
+
+/// As [`tokenize`], but an identifier and the `.word`s that follow it without a space
+/// (`ld.global.f32`, `%tid.x`) become one [`Tok::OpChain`]. The grammar takes such a chain
+/// where an instruction starts and as an operand's `name.component`; anywhere else the parse
+/// fails, and `frontend::parse` parses the plain tokens again, whose errors are the
+/// diagnostics. Only the words that the grammar's `AnyDot` takes are joined (a generic `.word`
+/// and the state-space, `.weak` and `.alias` keywords), so a chain means exactly what its
+/// plain tokens mean.
+pub fn tokenize_chained(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
+    lex(src, true)
+}
+
+/// Whether `t` is a `.word` that the grammar takes as a modifier (`AnyDot`).
+fn is_modifier_word(t: &Tok<'_>) -> bool {
+    matches!(
+        t,
+        Tok::Dot(_)
+            | Tok::Reg
+            | Tok::Sreg
+            | Tok::Param
+            | Tok::Local
+            | Tok::Shared
+            | Tok::Global
+            | Tok::Const
+            | Tok::TexSpace
+            | Tok::Weak
+            | Tok::Alias
+    )
+}
+
+fn lex(src: &str, chains: bool) -> Result<Vec<Spanned<'_>>, LexError> {
+    // About one token per 4 bytes of typical PTX.
+    let mut out = Vec::with_capacity(src.len() / 4);
     let mut lex = Tok::lexer(src);
     while let Some(tok) = lex.next() {
         let span = lex.span();
+        if chains
+            && let Ok(t) = &tok
+            && is_modifier_word(t)
+            && let Some((l, Tok::Ident(_) | Tok::OpChain(_), r)) = out.last()
+            && *r == span.start
+        {
+            let l = *l;
+            *out.last_mut().expect("a last token") = (l, Tok::OpChain(&src[l..span.end]), span.end);
+            continue;
+        }
         match tok {
             Ok(Tok::UnterminatedComment) => {
                 return Err(LexError {

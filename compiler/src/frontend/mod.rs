@@ -19,7 +19,16 @@ use lalrpop_util::ParseError;
 use lexer::{LexError, Tok};
 
 /// Parses PTX source into an AST, or returns the first syntax error.
+///
+/// The fast path parses the chained tokens ([`lexer::tokenize_chained`]); when that fails for any
+/// reason, the plain tokens are parsed again and their error is the diagnostic, so that a
+/// diagnostic never depends on the chaining.
 pub fn parse(src: &str) -> Result<Module, Diagnostic> {
+    if let Ok(tokens) = lexer::tokenize_chained(src)
+        && let Ok(m) = grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<_, LexError>))
+    {
+        return Ok(m);
+    }
     let tokens = lexer::tokenize(src)
         .map_err(|e| Diagnostic::error(Span::new(e.start, e.end), e.message))?;
     let parser = grammar::ModuleParser::new();
@@ -30,7 +39,7 @@ pub fn parse(src: &str) -> Result<Module, Diagnostic> {
 
 fn describe(tok: &Tok<'_>) -> String {
     match tok {
-        Tok::Ident(s) => format!("identifier `{s}`"),
+        Tok::Ident(s) | Tok::OpChain(s) => format!("identifier `{s}`"),
         Tok::Int(s) | Tok::Float(s) | Tok::HexF32(s) | Tok::HexF64(s) => format!("number `{s}`"),
         Tok::Str(s) => format!("string {s}"),
         other => format!("`{other}`"),
@@ -119,6 +128,8 @@ fn unclosed_brace(tokens: &[lexer::Spanned<'_>]) -> Option<usize> {
 fn friendly_expected(expected: &[String]) -> String {
     let names: Vec<String> = expected
         .iter()
+        // Chains exist only in the fast path's tokens; where one is expected, an identifier is.
+        .filter(|e| *e != "OPCHAIN")
         .map(|e| match e.as_str() {
             "DOT" => "a `.directive` or `.modifier`".to_string(),
             "IDENT" => "an identifier".to_string(),
