@@ -36,16 +36,27 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
 /// other function's variable use are moved; the others stay where they are (and lowering
 /// reports that it cannot address them). ptxas names such a variable `$__from__N` in the
 /// cubin; ptxc keeps its PTX name (a local symbol either way).
+///
+/// The `.shared` variables a `.func` declares at the top of its body (zluda
+/// `shared_unify_local`'s `shared_mod`) move the same way: ptxas lays them out in the window of
+/// each kernel that calls the function, among the module's `.shared` variables in declaration
+/// order, after the kernel's own (probe in `docs/passes/lowering.md`, "Calls to module
+/// functions"), which is where a module variable goes; the function, compiled as a subroutine,
+/// then addresses them as any module variable.
 fn hoist_function_globals(m: &mut Module) {
-    use crate::frontend::ast::{Item, Space, Stmt};
+    use crate::frontend::ast::{FunctionKind, Item, Space, Stmt};
     use rustc_hash::FxHashMap;
-    fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+    // The spaces moved out of a function of this kind.
+    fn hoisted(kind: FunctionKind, space: Space) -> bool {
+        space == Space::Global || (space == Space::Shared && kind == FunctionKind::Func)
+    }
+    fn collect<'a>(kind: FunctionKind, stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
         for s in stmts {
             match s {
-                Stmt::Var(v) if v.space == Space::Global => {
+                Stmt::Var(v) if hoisted(kind, v.space) => {
                     out.extend(v.decls.iter().map(|d| d.name.text.as_str()));
                 }
-                Stmt::Block(b) => collect(&b.stmts, out),
+                Stmt::Block(b) => collect(kind, &b.stmts, out),
                 _ => {}
             }
         }
@@ -61,7 +72,7 @@ fn hoist_function_globals(m: &mut Module) {
             Item::Function(f) => {
                 let mut names = Vec::new();
                 if let Some(b) = &f.body {
-                    collect(&b.stmts, &mut names);
+                    collect(f.kind, &b.stmts, &mut names);
                 }
                 for n in names {
                     *count.entry(n.to_string()).or_default() += 1;
@@ -78,13 +89,14 @@ fn hoist_function_globals(m: &mut Module) {
         if let Item::Function(f) = &mut item
             && let Some(b) = &mut f.body
         {
+            let kind = f.kind;
             // Only the function's top-level statements (a nested block's variable is scoped
             // to the block).
             let stmts = std::mem::take(&mut b.stmts);
             for s in stmts {
                 match s {
                     Stmt::Var(v)
-                        if v.space == Space::Global
+                        if hoisted(kind, v.space)
                             && v.decls
                                 .iter()
                                 .all(|d| count.get(d.name.text.as_str()) == Some(&1)) =>
