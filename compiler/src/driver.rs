@@ -131,33 +131,15 @@ pub fn lower(
 
 /// Stage 2 with the given `passes` (a prefix of the pipeline, for `--dot`).
 ///
-/// Every `.func` a kernel calls is compiled as a subroutine, as ptxas does; where the calling
-/// convention cannot pass what a call needs yet (array or vector parameters, more arguments
-/// than R4–R15, a guarded call, a predicate live across a call), the module is compiled again
-/// with those `.func`s inlined (`lower::inline::subroutines`), which gives the same results.
+/// Every `.func` a kernel calls is compiled as a subroutine, as ptxas does, except those whose
+/// calls the calling convention cannot pass (`lower::inline::unpassable`, decided on the
+/// syntax tree), which are inlined; any error is reported as it is.
 pub fn lower_with(
     checked: &Checked,
     opts: &crate::passes::Options,
     passes: &[&dyn crate::passes::Pass],
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    use crate::lower::inline::subroutines;
-    match lower_with_subroutines(checked, opts, passes, true) {
-        Err(_) if subroutines(&checked.module, true) != subroutines(&checked.module, false) => {
-            lower_with_subroutines(checked, opts, passes, false)
-        }
-        done => done,
-    }
-}
-
-/// [`lower_with`] with every called `.func` a subroutine (`every_called`) or only the ones
-/// that cannot be inlined.
-fn lower_with_subroutines(
-    checked: &Checked,
-    opts: &crate::passes::Options,
-    passes: &[&dyn crate::passes::Pass],
-    every_called: bool,
-) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    let mut lowered = crate::lower::lower_module(checked, every_called)?;
+    let mut lowered = crate::lower::lower_module(checked, true)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
     let run = |f: &mut crate::mir::Function, report: &mut crate::passes::Report| {

@@ -135,8 +135,8 @@ pub struct Lowered {
 
 /// Lowers every function with a body, with the subroutines of
 /// `inline::subroutines(…, every_called)`: with `every_called`, every called `.func` is a
-/// subroutine, as in ptxas's code; else only the recursive and address-taken ones, the others
-/// inlined (`driver::lower_with` falls back to that when the first fails).
+/// subroutine, as in ptxas's code, but those whose calls the convention cannot pass
+/// (`inline::unpassable`); else only the recursive and address-taken ones, the others inlined.
 pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
