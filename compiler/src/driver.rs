@@ -36,16 +36,27 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
 /// other function's variable use are moved; the others stay where they are (and lowering
 /// reports that it cannot address them). ptxas names such a variable `$__from__N` in the
 /// cubin; ptxc keeps its PTX name (a local symbol either way).
+///
+/// The `.shared` variables a `.func` declares at the top of its body (zluda
+/// `shared_unify_local`'s `shared_mod`) move the same way: ptxas lays them out in the window of
+/// each kernel that calls the function, among the module's `.shared` variables in declaration
+/// order, after the kernel's own (probe in `docs/passes/lowering.md`, "Calls to module
+/// functions"), which is where a module variable goes; the function, compiled as a subroutine,
+/// then addresses them as any module variable.
 fn hoist_function_globals(m: &mut Module) {
-    use crate::frontend::ast::{Item, Space, Stmt};
+    use crate::frontend::ast::{FunctionKind, Item, Space, Stmt};
     use rustc_hash::FxHashMap;
-    fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+    // The spaces moved out of a function of this kind.
+    fn hoisted(kind: FunctionKind, space: Space) -> bool {
+        space == Space::Global || (space == Space::Shared && kind == FunctionKind::Func)
+    }
+    fn collect<'a>(kind: FunctionKind, stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
         for s in stmts {
             match s {
-                Stmt::Var(v) if v.space == Space::Global => {
+                Stmt::Var(v) if hoisted(kind, v.space) => {
                     out.extend(v.decls.iter().map(|d| d.name.text.as_str()));
                 }
-                Stmt::Block(b) => collect(&b.stmts, out),
+                Stmt::Block(b) => collect(kind, &b.stmts, out),
                 _ => {}
             }
         }
@@ -61,7 +72,7 @@ fn hoist_function_globals(m: &mut Module) {
             Item::Function(f) => {
                 let mut names = Vec::new();
                 if let Some(b) = &f.body {
-                    collect(&b.stmts, &mut names);
+                    collect(f.kind, &b.stmts, &mut names);
                 }
                 for n in names {
                     *count.entry(n.to_string()).or_default() += 1;
@@ -78,13 +89,14 @@ fn hoist_function_globals(m: &mut Module) {
         if let Item::Function(f) = &mut item
             && let Some(b) = &mut f.body
         {
+            let kind = f.kind;
             // Only the function's top-level statements (a nested block's variable is scoped
             // to the block).
             let stmts = std::mem::take(&mut b.stmts);
             for s in stmts {
                 match s {
                     Stmt::Var(v)
-                        if v.space == Space::Global
+                        if hoisted(kind, v.space)
                             && v.decls
                                 .iter()
                                 .all(|d| count.get(d.name.text.as_str()) == Some(&1)) =>
@@ -119,33 +131,15 @@ pub fn lower(
 
 /// Stage 2 with the given `passes` (a prefix of the pipeline, for `--dot`).
 ///
-/// Every `.func` a kernel calls is compiled as a subroutine, as ptxas does; where the calling
-/// convention cannot pass what a call needs yet (array or vector parameters, more arguments
-/// than R4–R15, a guarded call, a predicate live across a call), the module is compiled again
-/// with those `.func`s inlined (`lower::inline::subroutines`), which gives the same results.
+/// Every `.func` a kernel calls is compiled as a subroutine, as ptxas does, except those whose
+/// calls the calling convention cannot pass (`lower::inline::unpassable`, decided on the
+/// syntax tree), which are inlined; any error is reported as it is.
 pub fn lower_with(
     checked: &Checked,
     opts: &crate::passes::Options,
     passes: &[&dyn crate::passes::Pass],
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    use crate::lower::inline::subroutines;
-    match lower_with_subroutines(checked, opts, passes, true) {
-        Err(_) if subroutines(&checked.module, true) != subroutines(&checked.module, false) => {
-            lower_with_subroutines(checked, opts, passes, false)
-        }
-        done => done,
-    }
-}
-
-/// [`lower_with`] with every called `.func` a subroutine (`every_called`) or only the ones
-/// that cannot be inlined.
-fn lower_with_subroutines(
-    checked: &Checked,
-    opts: &crate::passes::Options,
-    passes: &[&dyn crate::passes::Pass],
-    every_called: bool,
-) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    let mut lowered = crate::lower::lower_module(checked, every_called)?;
+    let mut lowered = crate::lower::lower_module(checked, true)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
     let run = |f: &mut crate::mir::Function, report: &mut crate::passes::Report| {

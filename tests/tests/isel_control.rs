@@ -852,6 +852,176 @@ fn ptxas_calls_module_funcs_as_subroutines() {
     }
 }
 
+/// The byte offsets of a listing's `STS`/`LDS` addresses (`[R0+0x18]` → 0x18), sorted.
+fn shared_offsets(lines: &[String]) -> Vec<u32> {
+    let mut out: Vec<u32> = lines
+        .iter()
+        .filter(|l| l.starts_with("STS") || l.starts_with("LDS"))
+        .filter_map(|l| {
+            let inside = l.split('[').nth(1)?.split(']').next()?;
+            Some(
+                inside
+                    .split('+')
+                    .find_map(|p| u32::from_str_radix(p.trim().strip_prefix("0x")?, 16).ok())
+                    .unwrap_or(0),
+            )
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// A `.func` that declares `.shared` (zluda `shared_unify_local`) or addresses the module's is
+/// a subroutine whose copy in each kernel addresses that kernel's window, where ptxas puts the
+/// variables (`tests/sass-probes/ptx/func_shared.ptx`, whose header lists the facts): the
+/// kernel's own first, then the module's in declaration order with the function's among them,
+/// then the dynamic array. Before, ptxc inlined such a function, and a subroutine addressing a
+/// module variable used offsets from the start of the window, over the kernel's own variables.
+#[test]
+fn func_shared_variables_lie_where_ptxas_puts_them() {
+    let path = ptxc_tests::workspace_root().join("tests/sass-probes/ptx/func_shared.ptx");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let src = SourceFile::new(path.display().to_string(), text);
+    let (encoded, _, _) = ptxc_tests::compile_pipeline(&src)
+        .map_err(|d| src.render(&d[0]))
+        .unwrap();
+    // ptxas's offsets (cuobjdump -sass of ptxas 13.1's cubin, in the probe's header).
+    let want = [
+        ("k1", vec![0x0, 0x10, 0x18, 0x1c, 0x38]),
+        ("k2", vec![0xc, 0x20, 0x28, 0x2c, 0x48]),
+    ];
+    for (kernel, offsets) in &want {
+        let f = encoded.iter().find(|f| f.name == *kernel).unwrap();
+        let lines = ptxc_tests::listing_lines(f);
+        assert!(
+            lines.iter().any(|l| l.starts_with("CALL.REL.NOINC")),
+            "{kernel}: {lines:?}"
+        );
+        assert_eq!(&shared_offsets(&lines), offsets, "{kernel}: {lines:?}");
+    }
+    let Some(res) = ptxas(&path, &[]) else { return };
+    let sass = cuobjdump_sass(res.cubin.as_ref().expect("ptxas compiles the probe")).unwrap();
+    for (kernel, offsets) in &want {
+        let body: Vec<String> = sass
+            .split("Function : ")
+            .find(|s| s.starts_with(kernel) && s[kernel.len()..].starts_with(char::is_whitespace))
+            .unwrap()
+            .lines()
+            .filter_map(|l| Some(l.split("*/").nth(1)?.trim().to_string()))
+            .collect();
+        assert_eq!(
+            &shared_offsets(&body),
+            offsets,
+            "ptxas's {kernel}: {body:?}"
+        );
+    }
+}
+
+/// The calling convention of the module's subroutines passes vectors of up to four registers
+/// (zluda `mma_m16n8k32_s32_s8_s8_s32`'s `.v4 .u16`) and predicates, as 0 or 1 in a register
+/// (`multiple_return`'s `.pred` result), and a caller keeps a predicate live across a call in a
+/// general register (`SEL` before, `ISETP.NE` after): the functions stay subroutines.
+#[test]
+fn subroutines_take_vectors_and_predicates() {
+    let text = ".version 8.7
+.target sm_90a
+.address_size 64
+.func (.reg .u32 a, .reg .pred b) f(.reg .v4 .u16 v, .reg .pred q)
+{
+    .reg .u32 t;
+    cvt.u32.u16 a, v.y;
+    cvt.u32.u16 t, v.w;
+    @q add.u32 a, a, t;
+    setp.gt.u32 b, a, 100;
+    ret;
+}
+.visible .entry k(.param .u64 input)
+{
+    .reg .u64 p; .reg .u32 r, i; .reg .u16 h; .reg .pred keep, res, lp;
+    .reg .v4 .u16 v;
+    ld.param.u64 p, [input];
+    ld.u32 r, [p];
+    setp.eq.u32 keep, r, 5;
+    cvt.u16.u32 h, r;
+    mov.v4.u16 v, {h, h, h, h};
+    mov.u32 i, 0;
+LOOP:
+    call (r, res), f, (v, keep);
+    add.u32 i, i, 1;
+    setp.lt.u32 lp, i, 4;
+    @lp bra LOOP;
+    st.u32 [p], r;
+    @keep st.u32 [p+4], 123;
+    @res st.u32 [p+8], 7;
+    ret;
+}
+";
+    let src = SourceFile::new("v.ptx".to_string(), text.to_string());
+    let checked = driver::frontend(&src, Arch::SM90A).unwrap();
+    assert!(ptxc::lower::inline::unpassable(&checked.module).is_empty());
+    let (encoded, _, _) = ptxc_tests::compile_pipeline(&src)
+        .map_err(|d| src.render(&d[0]))
+        .unwrap();
+    let lines = ptxc_tests::listing_lines(&encoded[0]);
+    let has = |s: &str| lines.iter().any(|l| l.starts_with(s));
+    assert!(has("CALL.REL.NOINC") && has("RET.REL.NODEC"), "{lines:?}");
+    // The predicate argument and result, and `keep` saved across the call.
+    assert!(has("SEL R") && has("ISETP.NE.U32.AND P"), "{lines:?}");
+}
+
+/// Which `.func`s are inlined because the convention cannot pass their calls is decided on the
+/// syntax tree (`lower::inline::unpassable`), so any error of a subroutine is reported rather
+/// than hidden by compiling the module again with inlining.
+#[test]
+fn unpassable_calls_are_decided_before_lowering() {
+    let module = |funcs: &str, body: &str| {
+        format!(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n{funcs}\n\
+             .visible .entry k(.param .u64 a)\n{{\n.reg .u32 %r<8>;\n.reg .u64 %rd;\n\
+             .reg .pred %p;\n{body}\nret;\n}}\n"
+        )
+    };
+    let unpassable = |text: String| -> Vec<String> {
+        let src = SourceFile::new("u.ptx".to_string(), text);
+        let checked = driver::frontend(&src, Arch::SM90A)
+            .map_err(|d| src.render(&d[0]))
+            .unwrap();
+        let mut out: Vec<String> = ptxc::lower::inline::unpassable(&checked.module)
+            .into_iter()
+            .collect();
+        out.sort();
+        out
+    };
+    // A `.param` array, and a part of a `.param` scalar.
+    let arr = ".func (.reg .b32 r) arr(.param .align 4 .b8 x[8]) { ld.param.b32 r, [x+4]; ret; }";
+    let part = ".func (.reg .b32 r) part(.param .b64 x) { ld.param.b32 r, [x+4]; ret; }";
+    // Thirteen registers of arguments (R4–R16).
+    let many = ".func (.reg .b32 r) many(.reg .b64 a, .reg .b64 b, .reg .b64 c, .reg .b64 d, \
+                .reg .b64 e, .reg .b64 f, .reg .b32 g) { mov.b32 r, g; ret; }";
+    // Fine: twelve registers, a vector, a predicate.
+    let ok = ".func (.reg .b32 r, .reg .pred q) ok(.reg .v4 .b32 v, .reg .b64 a, .reg .b64 b, \
+              .reg .b32 c, .reg .pred p) { mov.b32 r, c; mov.pred q, p; ret; }";
+    // Guarded calls, and a `.shared` variable of an inner block.
+    let guarded = ".func (.reg .b32 r) guarded(.reg .b32 x) { mov.b32 r, x; ret; }";
+    let inner = ".func (.reg .b32 r) inner(.reg .b32 x) { { .shared .b32 s; st.shared.b32 [s], x; \
+                 ld.shared.b32 r, [s]; } ret; }";
+    let text = module(
+        &[arr, part, many, ok, guarded, inner].join("\n"),
+        ".reg .v4 .b32 %v;\n\
+         { .param .align 4 .b8 x[8]; call (%r1), arr, (x); }\n\
+         { .param .b64 y; call (%r1), part, (y); }\n\
+         call (%r1), many, (%rd, %rd, %rd, %rd, %rd, %rd, %r2);\n\
+         call (%r1, %p), ok, (%v, %rd, %rd, %r2, %p);\n\
+         setp.eq.u32 %p, %r1, 0;\n\
+         @%p call (%r1), guarded, (%r2);\n\
+         call (%r1), inner, (%r2);",
+    );
+    assert_eq!(
+        unpassable(text),
+        ["arr", "guarded", "inner", "many", "part"]
+    );
+}
+
 /// A branch on a 64-bit value built word by word from `%tid.x` (`cvt.u64.u32` is `MOV hi, 0x0`
 /// then `MOV lo, R`) is divergent: the join gets its BSSY/BSYNC, as a branch on `%tid.x` itself
 /// does. (The uniformity test looked only at the first word's instruction, `MOV hi, 0x0`, and

@@ -1,10 +1,10 @@
 //! Calls to module functions, on the syntax tree, before a kernel is planned.
 //!
 //! As ptxas does, every `.func` a kernel calls is compiled as a subroutine ([`subroutines`],
-//! [`subroutine_body`]) and the calls stay calls (`CALL.REL`, `lower/isel/call.rs`). Where the
-//! calling convention cannot pass a call's operands, the module is compiled again
-//! (`driver::lower_with`) with every direct call to a function defined in the module replaced
-//! by the callee's body, which gives the same results. The call
+//! [`subroutine_body`]) and the calls stay calls (`CALL.REL`, `lower/isel/call.rs`). The
+//! functions whose calls the calling convention cannot pass ([`unpassable`], decided here,
+//! before anything is lowered) are inlined instead: every direct call to one is replaced by the
+//! callee's body, which gives the same results. The call
 //!
 //! ```ptx
 //! { .param .b32 param0; st.param.b32 [param0], %r1;
@@ -103,10 +103,9 @@ pub fn inline_calls<'k>(
 /// inlining: the recursive ones, on a cycle of direct calls (`tests/kernels/device_calls.ptx`),
 /// and those whose address is taken (zluda `func_ptr`), which cannot be inlined; with
 /// `every_called`, also every other `.func` some function calls, as ptxas does
-/// (`tests/sass-probes/ptx/funcs.ptx`: ptxas never inlines). Without it ptxc inlines the
-/// others, which gives the same results: `lower_module` falls back to that when a call or a
-/// subroutine needs what the calling convention cannot pass yet (array or vector parameters,
-/// more arguments than R4–R15, a guarded call, a predicate live across the call).
+/// (`tests/sass-probes/ptx/funcs.ptx`: ptxas never inlines), except the ones whose calls the
+/// calling convention cannot pass ([`unpassable`]), which are inlined and give the same
+/// results. Without `every_called` ptxc inlines all but the recursive and address-taken ones.
 pub fn subroutines(module: &Module, every_called: bool) -> FxHashSet<String> {
     let funcs: FxHashMap<&str, &Function> = module
         .items
@@ -153,25 +152,8 @@ pub fn subroutines(module: &Module, every_called: bool) -> FxHashSet<String> {
                 callees(&b.stmts, &mut called);
             }
         }
-        // A `.shared` variable declared in a function's body (zluda `shared_unify_local`) is
-        // laid out by the kernel that inlines it; a subroutine's own layout would not agree
-        // with its kernel's (nor reserve the bytes there), so such modules inline.
-        fn declares_shared(stmts: &[Stmt]) -> bool {
-            stmts.iter().any(|s| match s {
-                Stmt::Var(v) => v.space == Space::Shared,
-                Stmt::Block(b) => declares_shared(&b.stmts),
-                _ => false,
-            })
-        }
-        called.retain(|c| funcs.contains_key(c));
-        if called.iter().any(|c| {
-            funcs[c]
-                .body
-                .as_ref()
-                .is_some_and(|b| declares_shared(&b.stmts))
-        }) {
-            called.clear();
-        }
+        let inlined = unpassable(module);
+        called.retain(|c| funcs.contains_key(c) && !inlined.contains(*c));
         out.extend(
             called
                 .into_iter()
@@ -201,6 +183,119 @@ pub fn subroutines(module: &Module, every_called: bool) -> FxHashSet<String> {
             if seen.insert(n) {
                 work.extend(edges[n].iter().copied());
             }
+        }
+    }
+    out
+}
+
+/// The module's `.func`s whose calls the calling convention of subroutines
+/// (`lower/isel/call.rs`, `convention_slot`) cannot pass, decided on the syntax tree before
+/// anything is lowered: [`subroutines`] inlines them, so that a call to one still works, and
+/// every other error of a subroutine is a real one. A function is in the set when
+///
+/// * a parameter or result is a `.param` array or vector (`.param .align 8 .b8 x[16]`), or
+///   its body reads or writes a `.param` parameter other than whole and at offset 0
+///   (`ld.param.b32 %r, [x+4]`): they are passed in registers, one value each;
+/// * a parameter or result cannot go in registers (more than four of them), or its parameters
+///   or its results need registers past R15 (ptxas's stack arguments);
+/// * a call to it is guarded (`@%p call f`);
+/// * its body declares a `.shared` variable that `driver::hoist_function_globals` left in it
+///   (a name used elsewhere too, or a variable of an inner block): the kernel that inlines it
+///   lays it out.
+///
+/// A predicate live across a call is no reason: the caller saves it (`isel/call.rs`,
+/// `save_predicates`).
+pub fn unpassable(module: &Module) -> FxHashSet<String> {
+    use super::isel::call::{FIRST_ARG, LAST_ARG, convention_slot};
+    fn declares_shared(stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            Stmt::Var(v) => v.space == Space::Shared,
+            Stmt::Block(b) => declares_shared(&b.stmts),
+            _ => false,
+        })
+    }
+    // Whether a parameter list fits R4–R15, each value in its slot.
+    fn fits(list: &Option<Vec<ParamDecl>>) -> bool {
+        let mut next = FIRST_ARG;
+        for p in list.iter().flatten() {
+            let vector = p.attrs.iter().find_map(|a| {
+                a.word
+                    .text
+                    .strip_prefix(".v")
+                    .and_then(|n| n.parse::<u8>().ok())
+            });
+            if p.space == Space::Param && (vector.is_some() || !p.decl.dims.is_empty()) {
+                return false;
+            }
+            let Some(ty) = p
+                .attrs
+                .iter()
+                .find_map(|a| crate::frontend::types::Ty::parse(&a.word.text))
+            else {
+                return false;
+            };
+            let (class, words) = super::reg_shape(ty);
+            let Some((words, align)) = convention_slot(class, words * vector.unwrap_or(1)) else {
+                return false;
+            };
+            next = next.next_multiple_of(align) + words;
+            if next > LAST_ARG + 1 {
+                return false;
+            }
+        }
+        true
+    }
+    // Whether every `ld.param`/`st.param` of a `.param` parameter is whole and at offset 0.
+    fn whole_accesses(stmts: &[Stmt], names: &[&str]) -> bool {
+        stmts.iter().all(|s| match s {
+            Stmt::Block(b) => whole_accesses(&b.stmts, names),
+            Stmt::Instr(ins) if ins.opcode.text == "ld" || ins.opcode.text == "st" => {
+                let op = ins.opcode.text.as_str();
+                let addr = if op == "ld" {
+                    ins.operands.get(1)
+                } else {
+                    ins.operands.first()
+                };
+                match addr.and_then(addressed) {
+                    Some(n) if names.contains(&n) => param_access(s, op, n),
+                    _ => true,
+                }
+            }
+            _ => true,
+        })
+    }
+    fn guarded_calls(stmts: &[Stmt], out: &mut FxHashSet<String>) {
+        for s in stmts {
+            match s {
+                Stmt::Instr(i) if i.opcode.text == "call" && i.guard.is_some() => {
+                    out.extend(call_target(i).map(|n| n.text.to_string()));
+                }
+                Stmt::Block(b) => guarded_calls(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = FxHashSet::default();
+    for item in &module.items {
+        let Item::Function(f) = item else { continue };
+        let Some(body) = &f.body else { continue };
+        guarded_calls(&body.stmts, &mut out);
+        if f.kind != FunctionKind::Func {
+            continue;
+        }
+        let params: Vec<&str> = [&f.params, &f.returns]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|p| p.space == Space::Param)
+            .map(|p| p.decl.name.text.as_str())
+            .collect();
+        if !fits(&f.params)
+            || !fits(&f.returns)
+            || !whole_accesses(&body.stmts, &params)
+            || declares_shared(&body.stmts)
+        {
+            out.insert(f.name.text.to_string());
         }
     }
     out

@@ -7,6 +7,10 @@
 //! appended to the kernel's, in module order, and each `CALL.REL` naming a subroutine then
 //! targets its entry block. Emission lays the whole out as one function, so the scoreboard
 //! pass sees the calls and returns (`emit/scoreboard.rs`, `call_reads`).
+//!
+//! A subroutine that addresses the module's `.shared` variables was lowered once per layout of
+//! the kernels that reach it (`Lowered::subroutine_layouts`): a kernel gets the copy made for
+//! its own `.shared` bytes, as ptxas's copy in each kernel addresses that kernel's window.
 
 use super::Lowered;
 use crate::mir::{BlockId, Function, OpKind};
@@ -14,16 +18,22 @@ use crate::mir::{BlockId, Function, OpKind};
 /// Appends to every kernel the subroutines it reaches and points its calls at them.
 pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     let subs = std::mem::take(&mut lowered.subroutines);
+    let layouts = std::mem::take(&mut lowered.subroutine_layouts);
     if subs.is_empty() {
         return Ok(());
     }
-    for k in &mut lowered.module.functions {
+    for (ki, k) in lowered.module.functions.iter_mut().enumerate() {
+        let own = lowered.frames.get(ki).map_or(0, |f| f.own_shared_bytes);
         // The subroutines the kernel reaches, through the calls of what it reaches.
         let mut need = vec![false; subs.len()];
         let mut work: Vec<&Function> = vec![&*k];
         while let Some(f) = work.pop() {
             for name in called(f) {
-                let Some(j) = subs.iter().position(|s| s.name == name) else {
+                let Some(j) = subs
+                    .iter()
+                    .zip(&layouts)
+                    .position(|(s, l)| s.name == name && l.is_none_or(|l| l == own))
+                else {
                     return Err(format!(
                         "`{}` calls the subroutine `{name}`, which was not compiled",
                         f.name

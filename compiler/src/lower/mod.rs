@@ -83,6 +83,10 @@ pub struct FrameInfo {
     pub param_bytes: u32,
     /// Bytes of static `.shared` memory, beyond the reserved 1 KiB.
     pub shared_bytes: u32,
+    /// The part of [`FrameInfo::shared_bytes`] the function's own `.shared` variables take,
+    /// before the module's: where the module's variables start in its window, so the layout a
+    /// subroutine it calls must be lowered with (`lower_module`).
+    pub own_shared_bytes: u32,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
     /// The texture references the kernel reads, in order of first use: slot `i` is the 4-byte
@@ -121,19 +125,26 @@ pub struct Lowered {
     /// module order; `crate::lower::link` appends them to the kernels that call them once the
     /// pipeline has run on them.
     pub subroutines: Vec<Function>,
+    /// For each of [`Lowered::subroutines`], the kernels it serves: those whose own `.shared`
+    /// variables take this many bytes ([`FrameInfo::own_shared_bytes`]), since the module's
+    /// `.shared` variables it addresses lie after them; `None` for every kernel (ptxas's slow
+    /// paths). A subroutine reached from kernels with different layouts is lowered once per
+    /// layout.
+    pub subroutine_layouts: Vec<Option<u32>>,
 }
 
 /// Lowers every function with a body, with the subroutines of
 /// `inline::subroutines(…, every_called)`: with `every_called`, every called `.func` is a
-/// subroutine, as in ptxas's code; else only the recursive and address-taken ones, the others
-/// inlined (`driver::lower_with` falls back to that when the first fails).
+/// subroutine, as in ptxas's code, but those whose calls the convention cannot pass
+/// (`inline::unpassable`); else only the recursive and address-taken ones, the others inlined.
 pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
     let subs = inline::subroutines(&checked.module, every_called);
-    // The subroutines some kernel reaches, found while lowering the kernels.
-    let mut reached: Vec<String> = Vec::new();
+    // The subroutines some kernel reaches, found while lowering the kernels, each with the
+    // layout of the reaching kernel's `.shared` window (where the module's variables start).
+    let mut reached: Vec<(String, u32)> = Vec::new();
     for item in &checked.module.items {
         // Kernels; calls to `.func`s are inlined into them (`inline.rs`), except to the
         // recursive ones, which are lowered below as subroutines.
@@ -141,7 +152,7 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
         if f.body.is_none() || f.kind != FunctionKind::Entry {
             continue;
         }
-        note_reached(&mut reached, f, &subs);
+        let kernel = f;
         let f = match inline::inline_calls(f, &checked.module, &subs) {
             Ok(f) => f,
             Err(mut d) => {
@@ -149,8 +160,13 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
                 continue;
             }
         };
-        note_reached(&mut reached, &f, &subs);
-        match lower_function(&f, &globals, &mut out.bank4, &subs) {
+        let lowered = lower_function(&f, &globals, &mut out.bank4, &subs);
+        let layout = lowered
+            .as_ref()
+            .map_or(0, |(_, frame)| frame.own_shared_bytes);
+        note_reached(&mut reached, kernel, &subs, layout);
+        note_reached(&mut reached, &f, &subs, layout);
+        match lowered {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
                 out.frames.push(frame);
@@ -163,7 +179,7 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
     // it (`link.rs`).
     let mut i = 0;
     while i < reached.len() {
-        let name = reached[i].clone();
+        let (name, layout) = reached[i].clone();
         i += 1;
         let Some(f) = checked.module.items.iter().find_map(|it| match it {
             Item::Function(f) if f.body.is_some() && f.name.text == name => Some(f),
@@ -178,9 +194,12 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
                 continue;
             }
         };
-        note_reached(&mut reached, &f, &subs);
-        match lower_function(&f, &globals, &mut out.bank4, &subs) {
-            Ok((mf, _)) => out.subroutines.push(mf),
+        note_reached(&mut reached, &f, &subs, layout);
+        match lower_function_at(&f, &globals, &mut out.bank4, &subs, layout) {
+            Ok((mf, _)) => {
+                out.subroutines.push(mf);
+                out.subroutine_layouts.push(Some(layout));
+            }
             Err(mut d) => diags.append(&mut d),
         }
     }
@@ -214,7 +233,10 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
         };
         let none = FxHashMap::default();
         match lower_function(&f, &none, &mut out.bank4, &FxHashSet::default()) {
-            Ok((mf, _)) => out.subroutines.push(mf),
+            Ok((mf, _)) => {
+                out.subroutines.push(mf);
+                out.subroutine_layouts.push(None);
+            }
             Err(mut d) => diags.append(&mut d),
         }
     }
@@ -226,12 +248,18 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
             .iter()
             .position(|it| matches!(it, Item::Function(f) if f.name.text == n))
     };
-    out.subroutines.sort_by_key(|f| {
+    let mut subroutines: Vec<(Function, Option<u32>)> = std::mem::take(&mut out.subroutines)
+        .into_iter()
+        .zip(std::mem::take(&mut out.subroutine_layouts))
+        .collect();
+    subroutines.sort_by_key(|(f, layout)| {
         (
             rank(&f.name).unwrap_or(usize::MAX),
             slow_path::kind(&f.name),
+            *layout,
         )
     });
+    (out.subroutines, out.subroutine_layouts) = subroutines.into_iter().unzip();
     if diags.is_empty() {
         order_bank4(&checked.module, &mut out);
         Ok(out)
@@ -240,23 +268,29 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
     }
 }
 
-/// ptxas orders the `.nv.constant4` address slots by the variables' PTX declaration order, not
-/// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
-/// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
-/// Adds the subroutines `f` calls or takes the address of to `reached`, each once, in order of
-/// first mention.
-fn note_reached(reached: &mut Vec<String>, f: &ast::Function, subs: &FxHashSet<String>) {
+/// Adds the subroutines `f` calls or takes the address of to `reached`, each once per
+/// `.shared` layout (of the kernel that reaches them), in order of first mention.
+fn note_reached(
+    reached: &mut Vec<(String, u32)>,
+    f: &ast::Function,
+    subs: &FxHashSet<String>,
+    layout: u32,
+) {
     // Without subroutines there is nothing to find, and no need to walk every operand.
     if subs.is_empty() {
         return;
     }
     for c in inline::called_subroutines(f, subs) {
+        let c = (c, layout);
         if !reached.contains(&c) {
             reached.push(c);
         }
     }
 }
 
+/// ptxas orders the `.nv.constant4` address slots by the variables' PTX declaration order, not
+/// by first use (`.global a[4]; .global b;` with `b` used first: `c[0x4][0x0]` is `a`). Isel
+/// numbered them by first use; this renumbers the slots and the `LDC c[0x4][…]` that read them.
 fn order_bank4(m: &ast::Module, out: &mut Lowered) {
     // Functions called through the bank (`lower/isel/call.rs`) count at their declaration:
     // `tests/kernels/device_calls.ptx` declares `vprintf`, then `$str`, and ptxas gives
@@ -577,6 +611,16 @@ impl PlanView<'_> {
 
 /// Phase 1: scopes, variables, blocks and successors.
 pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) -> Plan<'a> {
+    plan_at(f, globals, 0)
+}
+
+/// [`plan`], with the module's `.shared` variables laid out after `shared_base` bytes (a
+/// subroutine's: the calling kernel's own variables, [`FrameInfo::own_shared_bytes`]).
+fn plan_at<'a>(
+    f: &'a ast::Function,
+    globals: &FxHashMap<String, (Sym, Decl)>,
+    shared_base: u32,
+) -> Plan<'a> {
     let mut p = Plan {
         scopes: vec![Scope::default()],
         blocks: vec![PlannedBlock::default()],
@@ -657,6 +701,10 @@ pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) 
     let body = f.body.as_ref().expect("a definition");
     let mut cur = BlockId(0);
     plan_block(&mut p, &body.stmts, 1, &mut cur);
+    // A subroutine's window starts with its kernel's own variables (a subroutine declares
+    // none: `driver::hoist_function_globals` moved them to the module, or it is inlined).
+    p.frame.shared_bytes += shared_base;
+    p.frame.own_shared_bytes = p.frame.shared_bytes;
     // The module's `.shared` variables after the kernel's; unsized (dynamic) arrays last.
     let (statics, dynamic): (Vec<_>, Vec<_>) = module_shared
         .into_iter()
@@ -896,10 +944,22 @@ pub fn lower_function(
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
+    lower_function_at(f, globals, bank4, subroutines, 0)
+}
+
+/// [`lower_function`] with the module's `.shared` variables after `shared_base` bytes
+/// ([`plan_at`]).
+fn lower_function_at(
+    f: &ast::Function,
+    globals: &FxHashMap<String, (Sym, Decl)>,
+    bank4: &mut Vec<String>,
+    subroutines: &FxHashSet<String>,
+    shared_base: u32,
+) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut refused = FxHashSet::default();
     loop {
         let mut table = bank4.clone();
-        match lower_function_once(f, globals, &mut table, subroutines, &refused) {
+        match lower_function_once(f, globals, &mut table, subroutines, &refused, shared_base) {
             Ok(r) => {
                 *bank4 = table;
                 return Ok(r);
@@ -925,8 +985,9 @@ fn lower_function_once(
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
     refused: &FxHashSet<(u32, u32)>,
+    shared_base: u32,
 ) -> Result<(Function, FrameInfo), (Vec<Diagnostic>, Vec<(u32, u32)>)> {
-    let mut plan = plan(f, globals);
+    let mut plan = plan_at(f, globals, shared_base);
     plan.refused_loop_phis = refused.clone();
     plan.bank4 = std::mem::take(bank4);
     plan.subroutines = subroutines.clone();

@@ -21,9 +21,9 @@ use crate::mir::*;
 
 /// The first argument and result register (`R4`): `__assertfail`'s five arguments are in
 /// R4:R5, R6:R7, R8, R10:R11, R12:R13 (`zluda/assertfail`).
-const FIRST_ARG: u8 = 4;
+pub(in crate::lower) const FIRST_ARG: u8 = 4;
 /// Arguments past R15 go on the stack in ptxas's convention, which ptxc does not implement.
-const LAST_ARG: u8 = 15;
+pub(in crate::lower) const LAST_ARG: u8 = 15;
 /// The return address register pair `LEPC` writes (`LEPC R20, …`).
 const RETURN_ADDRESS: u8 = 20;
 /// The return address register pair of a call to one of ptxas's slow paths
@@ -40,6 +40,27 @@ fn return_address(callee: &str) -> u8 {
         SLOW_PATH_RETURN_ADDRESS
     } else {
         RETURN_ADDRESS
+    }
+}
+
+/// How a value of `class` and `words` registers travels in the calling convention of the
+/// module's subroutines ([`Cx::call_subroutine`]): the number of consecutive registers it takes
+/// from R4 up, and the alignment of its first one. Scalars of one or two registers and vectors
+/// of up to four (`.reg .v4 .u16`, one element per register, zluda
+/// `mma_m16n8k32_s32_s8_s8_s32`) go as they are, at a multiple of their size rounded up to a
+/// power of two; a predicate goes as a 32-bit 0 or 1 (zluda `multiple_return`'s `.pred` result).
+/// ptxas has no convention to copy for either: it packs a `.v4 .u16` argument into two
+/// registers with a per-callee convention, folds a constant predicate result into the caller,
+/// crashes on a non-constant one (`C7907`) and rejects predicate results in ABI compilation
+/// (`docs/passes/lowering.md`, "Calls to module functions"). `None` for what cannot go in
+/// registers.
+pub(in crate::lower) fn convention_slot(class: RegClass, words: u8) -> Option<(u8, u8)> {
+    match class {
+        RegClass::Gpr | RegClass::Ugpr if (1..=4).contains(&words) => {
+            Some((words, words.next_power_of_two()))
+        }
+        RegClass::Pred => Some((1, 1)),
+        _ => None,
     }
 }
 
@@ -215,6 +236,27 @@ impl Cx<'_> {
     /// Copies each result out of the precoloured register the call returned it in.
     fn copy_results(&mut self, results: Vec<(super::Dst, VReg, u8)>) {
         for (dst, v, words) in results {
+            self.copy_in(dst, v, words);
+        }
+    }
+
+    /// Makes `dst` the value that arrived in the precoloured `v` (`words` registers): a copy, or
+    /// for a predicate, which travels as 0 or 1 ([`convention_slot`]), `ISETP.NE.U32.AND dst,
+    /// PT, v, RZ, PT`.
+    fn copy_in(&mut self, dst: super::Dst, v: VReg, words: u8) {
+        if self.f.vreg(dst.vreg).class == RegClass::Pred {
+            self.emit_unguarded(Inst::new(
+                "ISETP",
+                &["NE", "U32", "AND"],
+                vec![
+                    Operand::def(Reg::whole(dst.vreg, 1)),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::use_(Reg::whole(v, 1)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                    Operand::use_(Reg::phys(PReg::PT)),
+                ],
+            ));
+        } else {
             self.emit_unguarded(Inst::new(
                 "COPY",
                 &[],
@@ -223,28 +265,51 @@ impl Cx<'_> {
                     Operand::use_(Reg::whole(v, words)),
                 ],
             ));
-            self.commit(dst);
         }
+        self.commit(dst);
     }
 
-    /// Passes `args` in the registers of the calling convention (from R4, 64-bit values at even
-    /// registers): the precoloured values a call reads. `None` after an error.
+    /// `value` copied into the precoloured registers from `R{at}` that carry it: as it is, or
+    /// for a predicate as 0 or 1 (`SEL t, RZ, 0x1, !P`).
+    fn pass_value(&mut self, value: Reg, at: u8) -> VReg {
+        let is_pred = value
+            .vreg()
+            .is_some_and(|v| self.f.vreg(v).class == RegClass::Pred);
+        if !is_pred {
+            return self.copy_to_fixed(value, at);
+        }
+        let v = self.fixed_gpr(1, at);
+        self.emit_unguarded(Inst::new(
+            "SEL",
+            &[],
+            vec![
+                Operand::def(Reg::whole(v, 1)),
+                Operand::use_(Reg::phys(PReg::RZ)),
+                Operand::imm(1),
+                Operand::use_(value).inverted(),
+            ],
+        ));
+        v
+    }
+
+    /// Passes `args` in the registers of the calling convention (from R4, each at a multiple of
+    /// its size, [`convention_slot`]): the precoloured values a call reads. `None` after an
+    /// error.
     fn pass_arguments(&mut self, callee: &str, args: &[ast::Name]) -> Option<Vec<Operand>> {
         let mut implicit = Vec::new();
         let mut next = FIRST_ARG;
         for a in args {
             let (var, _) = self.var(a)?;
             let value = self.read_var(var);
-            let words = value.count();
             let class = value.vreg().map_or(RegClass::Gpr, |v| self.f.vreg(v).class);
-            if !matches!(class, RegClass::Gpr | RegClass::Ugpr) || words > 2 {
+            let Some((words, align)) = convention_slot(class, value.count()) else {
                 self.error(
                     a.span,
                     format!("ptxc cannot pass `{}` to `{callee}` yet", a.text),
                 );
                 return None;
-            }
-            next = next.next_multiple_of(words);
+            };
+            next = next.next_multiple_of(align);
             if next + words - 1 > LAST_ARG {
                 self.error(
                     a.span,
@@ -256,7 +321,7 @@ impl Cx<'_> {
                 );
                 return None;
             }
-            let p = self.copy_to_fixed(value, next);
+            let p = self.pass_value(value, next);
             implicit.push(Operand::use_(Reg::whole(p, words)));
             next += words;
         }
@@ -284,11 +349,74 @@ impl Cx<'_> {
         let Some(results) = self.take_results(callee, rets, &mut implicit) else {
             return true;
         };
+        let saved = self.save_predicates();
         let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
         ops.extend(implicit);
         self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
+        self.restore_predicates(saved);
         self.copy_results(results);
         true
+    }
+
+    /// The predicate registers in scope, each copied to a general register as 0 or 1 (`SEL t,
+    /// RZ, 0x1, !P`) before a call to a subroutine, which may overwrite every predicate
+    /// ([`crate::passes::regalloc::call_clobbers`]); the general register lives across the
+    /// call where the predicate could not. [`Cx::restore_predicates`] turns them back after the
+    /// call; a predicate nobody reads after the call leaves both dead, and `dce` deletes them.
+    /// ptxas saves a predicate live across a call with `P2R` into a register it keeps
+    /// (`docs/passes/lowering.md`, "Calls out of the module").
+    fn save_predicates(&mut self) -> Vec<(super::Var, VReg)> {
+        let mut vars = Vec::new();
+        let mut s = Some(self.scope);
+        while let Some(i) = s {
+            let scope = &self.scopes[i];
+            vars.extend(scope.regs.values().map(|(v, _)| *v));
+            for (_, first, count, _) in &scope.families {
+                vars.extend((*first..first + count).map(super::Var));
+            }
+            s = scope.parent;
+        }
+        vars.retain(|&v| self.ssa.var(v).class == RegClass::Pred && self.ssa.var(v).words == 1);
+        vars.sort_unstable_by_key(|v| v.0);
+        vars.dedup();
+        let mut saved = Vec::new();
+        for var in vars {
+            let p = self.read_var(var);
+            let t = self.new_vreg(RegClass::Gpr, 1);
+            self.emit_unguarded(Inst::new(
+                "SEL",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(t, 1)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                    Operand::imm(1),
+                    Operand::use_(p).inverted(),
+                ],
+            ));
+            saved.push((var, t));
+        }
+        saved
+    }
+
+    /// After a call: each predicate [`Cx::save_predicates`] saved, from its general register
+    /// (`ISETP.NE.U32.AND P, PT, t, RZ, PT`).
+    fn restore_predicates(&mut self, saved: Vec<(super::Var, VReg)>) {
+        for (var, t) in saved {
+            let name = self.ssa.var(var).name.clone();
+            let p = self.f.new_vreg(RegClass::Pred, 1, Some(name));
+            self.emit_unguarded(Inst::new(
+                "ISETP",
+                &["NE", "U32", "AND"],
+                vec![
+                    Operand::def(Reg::whole(p, 1)),
+                    Operand::def(Reg::phys(PReg::PT)),
+                    Operand::use_(Reg::whole(t, 1)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                    Operand::use_(Reg::phys(PReg::PT)),
+                ],
+            ));
+            self.ssa.write(var, self.cur, p);
+        }
     }
 
     /// The return address of a `CALL.REL` to `callee` in R20:R21: a MOV whose operand names
@@ -389,15 +517,15 @@ impl Cx<'_> {
                 component: None,
             });
             let dst = self.dst(&op)?;
-            let words = self.f.vreg(dst.vreg).words;
-            if self.f.vreg(dst.vreg).class != RegClass::Gpr || words > 2 {
+            let info = self.f.vreg(dst.vreg);
+            let Some((words, align)) = convention_slot(info.class, info.words) else {
                 self.error(
                     r.span,
                     format!("ptxc cannot take `{}` from `{callee}` yet", r.text),
                 );
                 return None;
-            }
-            next = next.next_multiple_of(words);
+            };
+            next = next.next_multiple_of(align);
             if next + words - 1 > LAST_ARG {
                 self.error(
                     r.span,
@@ -426,8 +554,8 @@ impl Cx<'_> {
                 component: None,
             });
             let Some(dst) = self.dst(&op) else { return };
-            let words = self.f.vreg(dst.vreg).words;
-            if self.f.vreg(dst.vreg).class != RegClass::Gpr || words > 2 {
+            let info = self.f.vreg(dst.vreg);
+            let Some((words, align)) = convention_slot(info.class, info.words) else {
                 self.error(
                     p.span,
                     format!(
@@ -436,8 +564,8 @@ impl Cx<'_> {
                     ),
                 );
                 return;
-            }
-            next = next.next_multiple_of(words);
+            };
+            next = next.next_multiple_of(align);
             if next + words - 1 > LAST_ARG {
                 self.error(
                     p.span,
@@ -477,15 +605,7 @@ impl Cx<'_> {
         ));
         self.return_address = Some(ra);
         for (dst, v, words) in incoming {
-            self.emit_unguarded(Inst::new(
-                "COPY",
-                &[],
-                vec![
-                    Operand::def(Reg::whole(dst.vreg, words)),
-                    Operand::use_(Reg::whole(v, words)),
-                ],
-            ));
-            self.commit(dst);
+            self.copy_in(dst, v, words);
         }
     }
 
@@ -500,9 +620,16 @@ impl Cx<'_> {
         for r in self.sub_results.clone() {
             let Some((var, _)) = self.var(&r) else { return };
             let value = self.read_var(var);
-            let words = value.count();
-            next = next.next_multiple_of(words);
-            let v = self.copy_to_fixed(value, next);
+            let class = value.vreg().map_or(RegClass::Gpr, |v| self.f.vreg(v).class);
+            let Some((words, align)) = convention_slot(class, value.count()) else {
+                self.error(
+                    r.span,
+                    format!("ptxc cannot return `{}` in registers yet", r.text),
+                );
+                return;
+            };
+            next = next.next_multiple_of(align);
+            let v = self.pass_value(value, next);
             ops.push(Operand::use_(Reg::whole(v, words)));
             next += words;
         }

@@ -9,7 +9,7 @@ mod address;
 mod arith;
 mod async_copy;
 mod atomics;
-mod call;
+pub(in crate::lower) mod call;
 mod cluster;
 mod cmp;
 mod control;
