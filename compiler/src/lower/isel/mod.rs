@@ -80,6 +80,19 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
     }
 }
 
+/// Counts the names an instruction mentions: its guard's predicate and its operands' names.
+pub(crate) fn count_names_of(
+    ins: &ast::Instruction,
+    uses: &mut rustc_hash::FxHashMap<String, u32>,
+) {
+    if let Some(g) = &ins.guard {
+        *uses.entry(g.pred.text.to_string()).or_default() += 1;
+    }
+    for o in &ins.operands {
+        count_names(o, uses);
+    }
+}
+
 /// Counts the names an operand mentions (registers, symbols, labels).
 fn count_names(o: &ast::Operand, uses: &mut rustc_hash::FxHashMap<String, u32>) {
     fn expr(e: &Expr, uses: &mut rustc_hash::FxHashMap<String, u32>) {
@@ -182,7 +195,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         for (ins, scope) in &block.instrs {
             cx.scope = *scope;
             let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
-            cx.instruction(ins);
+            cx.instruction(ins, block.guard.as_ref());
             stamp_source(cx.f, ins.span.start, before, cx.cur, blocks_before);
         }
         let exit = cx.cur;
@@ -808,10 +821,17 @@ impl Cx<'_> {
     // ------------------------------------------------------------------------------------------
     // The dispatcher
 
-    fn instruction(&mut self, ins: &ast::Instruction) {
+    /// Lowers one PTX instruction; `region` is the guard of a block that runs predicated
+    /// instead of branched around (`lower::predicate_uniform_regions`), which every unguarded
+    /// instruction of it but its speculated `mov`s takes.
+    fn instruction(&mut self, ins: &ast::Instruction, region: Option<&ast::Guard>) {
         self.guard = None;
         self.cur_span = Some(ins.span);
-        if let Some(g) = &ins.guard {
+        let guard = ins
+            .guard
+            .as_ref()
+            .or(region.filter(|_| ins.opcode.text != "mov"));
+        if let Some(g) = guard {
             match self.lookup_reg(&g.pred.text) {
                 Some((var, _)) => {
                     let r = self.read_var(var);
