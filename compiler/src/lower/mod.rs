@@ -737,9 +737,9 @@ fn into_layout_order(p: &mut Plan<'_>) {
 /// `notes/probes/00_abi/cluster_kernel` (`VOTEU.ALL UP0, P1` … `@!UP0 SYNCS.EXCH.64`).
 ///
 /// The block must be reached only by falling through from the branch, fall through to `L`, and
-/// hold only unguarded `mbarrier.init`s (one at least), `fence`s and `mov`s. The `mov`s run
-/// unguarded (speculated), which is why each must write a register that nothing outside the
-/// block names: the value the block computes is then used only inside it.
+/// hold only unguarded `mbarrier.init`s (one at least), `fence.mbarrier_init`s and `mov`s, in the
+/// branch's scope. The `mov`s run unguarded (speculated), which is why each must write a register
+/// that nothing outside the block names: the value the block computes is then used only inside it.
 fn predicate_uniform_regions(p: &mut Plan<'_>) {
     // The opcode with its modifiers (`mbarrier.init.shared::cta.b64`).
     let spelled = |i: &ast::Instruction| {
@@ -758,7 +758,7 @@ fn predicate_uniform_regions(p: &mut Plan<'_>) {
     };
     let mut all: Option<FxHashMap<String, u32>> = None;
     for a in 0..p.blocks.len() {
-        let Some((bra, _)) = p.blocks[a].instrs.last() else {
+        let Some(&(bra, scope)) = p.blocks[a].instrs.last() else {
             continue;
         };
         let (Some(g), [target]) = (&bra.guard, p.blocks[a].succs.as_slice()) else {
@@ -774,11 +774,14 @@ fn predicate_uniform_regions(p: &mut Plan<'_>) {
             && region.label.is_none()
             && region.succs.is_empty()
             && region.fallthrough == Some(*target)
-            && region.instrs.iter().all(|(i, _)| {
-                i.guard.is_none()
-                    && ["mbarrier.init", "fence", "mov"]
-                        .iter()
-                        .any(|o| spelled(i).starts_with(o))
+            && region.instrs.iter().all(|(i, s)| {
+                // In the branch's scope, so that the guard names the same predicate.
+                *s == scope
+                    && i.guard.is_none()
+                    && (i.opcode.text == "mov"
+                        || ["mbarrier.init", "fence.mbarrier_init"]
+                            .iter()
+                            .any(|o| spelled(i).starts_with(o)))
             })
             && region
                 .instrs
