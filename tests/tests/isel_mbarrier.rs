@@ -284,3 +284,61 @@ fn a_loop_invariant_register_address_is_uniform() {
         lines.join("\n")
     );
 }
+
+/// `mbarrier.init` under a per-thread predicate — a guard, or a branch around a block of it —
+/// runs once for the warp under a uniform guard made by `VOTEU`, with no branch and no
+/// convergence barrier, as ptxas does (docs/passes/lowering.md, "Uniform predication"); the
+/// `VOTEU`s are listed in EIATTR_INT_WARP_WIDE_INSTR_OFFSETS.
+#[test]
+fn init_under_a_thread_predicate_takes_a_voteu_guard() {
+    let cases = [
+        (
+            "init_guarded",
+            "mov.u32 %r2, %tid.x;\nsetp.eq.u32 %p1, %r2, 0;\n\
+             @%p1 mbarrier.init.shared::cta.b64 [bar], 1;\nbar.sync 0;",
+        ),
+        (
+            "init_branched",
+            "mov.u32 %r2, %tid.x;\nsetp.ne.u32 %p1, %r2, 0;\n@%p1 bra SKIP;\n\
+             mov.u32 %r3, bar;\nmbarrier.init.shared::cta.b64 [%r3], 1;\n\
+             fence.mbarrier_init.release.cluster;\nSKIP:\nbar.sync 0;",
+        ),
+    ];
+    for (name, body) in cases {
+        let text = kernel(body);
+        let src = SourceFile::new("k.ptx".to_string(), text.clone());
+        let (encoded, built, _) = ptxc_tests::compile_pipeline(&src)
+            .unwrap_or_else(|d| panic!("{name}: {}", src.render(&d[0])));
+        let ours = ptxc_tests::listing_lines(&encoded[0]);
+        let f = built
+            .cubin
+            .functions
+            .iter()
+            .find(|g| g.name == "k")
+            .unwrap();
+        let votes: Vec<u32> = ours
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("VOTEU."))
+            .map(|(i, _)| 16 * i as u32)
+            .collect();
+        assert_eq!(
+            f.attrs.warp_wide_offsets, votes,
+            "{name}: the VOTEUs are recorded"
+        );
+        let mut listings = vec![("ptxc", ours)];
+        listings.extend(ptxas_lines(&text, name).map(|l| ("ptxas", l)));
+        for (who, lines) in listings {
+            let has = |p: &dyn Fn(&String) -> bool| lines.iter().any(p);
+            assert!(
+                has(&|l| l.starts_with("VOTEU."))
+                    && has(&|l| l.starts_with("@")
+                        && l.contains("UP")
+                        && l.contains("SYNCS.EXCH.64"))
+                    && !has(&|l| l.starts_with("BSSY")),
+                "{name}: {who}\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+}

@@ -516,6 +516,9 @@ pub struct PlannedBlock<'a> {
     pub instrs: Vec<(&'a ast::Instruction, usize)>,
     pub succs: Vec<BlockId>,
     pub fallthrough: Option<BlockId>,
+    /// The guard the block's unguarded instructions run under, other than its `mov`s, set where
+    /// [`predicate_uniform_regions`] replaced the branch around the block.
+    pub guard: Option<ast::Guard>,
 }
 
 /// The plan of one function.
@@ -734,6 +737,7 @@ fn plan_at<'a>(
             n.next_multiple_of((*align).max(1)) + size
         });
     into_layout_order(&mut p);
+    predicate_uniform_regions(&mut p);
     // Predecessors.
     p.ssa.preds = vec![Vec::new(); p.blocks.len()];
     for (i, b) in p.blocks.iter().enumerate() {
@@ -779,6 +783,94 @@ fn into_layout_order(p: &mut Plan<'_>) {
         .collect();
     blocks.sort_by_key(|(n, _)| *n);
     p.blocks = blocks.into_iter().map(|(_, b)| b).collect();
+}
+
+/// Replaces a divergent branch around a block of `mbarrier.init`s by predication, as ptxas does:
+/// `@p bra L; mbarrier.init …; L:` runs the block under `@!p`, so that the `SYNCS.EXCH` of each
+/// `mbarrier.init` takes the uniform guard `VOTEU.ALL UPn, p` … `@!UPn` (`isel/uniform.rs`,
+/// `Cx::uniform_guard`) instead of a branch with a convergence barrier. ptxas:
+/// `tests/kernels/mbarrier_bulk_copy.ptx` (`VOTEU.ALL UP0, P0` at 0x70 and 0xc0, `@!UP0
+/// SYNCS.EXCH.64`, both VOTEUs in `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS`) and the probe
+/// `notes/probes/00_abi/cluster_kernel` (`VOTEU.ALL UP0, P1` … `@!UP0 SYNCS.EXCH.64`).
+///
+/// The block must be reached only by falling through from the branch, fall through to `L`, and
+/// hold only unguarded `mbarrier.init`s (one at least), `fence.mbarrier_init`s and `mov`s, in the
+/// branch's scope. The `mov`s run unguarded (speculated), which is why each must write a register
+/// that nothing outside the block names: the value the block computes is then used only inside it.
+fn predicate_uniform_regions(p: &mut Plan<'_>) {
+    // The opcode with its modifiers (`mbarrier.init.shared::cta.b64`).
+    let spelled = |i: &ast::Instruction| {
+        i.modifiers
+            .iter()
+            .fold(i.opcode.text.to_string(), |s, m| s + m.text.as_str())
+    };
+    let names_in = |blocks: &[PlannedBlock<'_>]| {
+        let mut uses = FxHashMap::default();
+        for b in blocks {
+            for (ins, _) in &b.instrs {
+                isel::count_names_of(ins, &mut uses);
+            }
+        }
+        uses
+    };
+    let mut all: Option<FxHashMap<String, u32>> = None;
+    for a in 0..p.blocks.len() {
+        let Some(&(bra, scope)) = p.blocks[a].instrs.last() else {
+            continue;
+        };
+        let (Some(g), [target]) = (&bra.guard, p.blocks[a].succs.as_slice()) else {
+            continue;
+        };
+        let Some(f) = p.blocks[a].fallthrough else {
+            continue;
+        };
+        let region = &p.blocks[f.0 as usize];
+        let convertible = bra.opcode.text == "bra"
+            && !bra.modifiers.iter().any(|m| m.text == ".uni")
+            && f != *target
+            && region.label.is_none()
+            && region.succs.is_empty()
+            && region.fallthrough == Some(*target)
+            && region.instrs.iter().all(|(i, s)| {
+                // In the branch's scope, so that the guard names the same predicate.
+                *s == scope
+                    && i.guard.is_none()
+                    && (i.opcode.text == "mov"
+                        || ["mbarrier.init", "fence.mbarrier_init"]
+                            .iter()
+                            .any(|o| spelled(i).starts_with(o)))
+            })
+            && region
+                .instrs
+                .iter()
+                .any(|(i, _)| spelled(i).starts_with("mbarrier.init"));
+        if !convertible {
+            continue;
+        }
+        // Every `mov`'s destination is named only inside the block (and is not the guard).
+        let inside = names_in(std::slice::from_ref(region));
+        let all = all.get_or_insert_with(|| names_in(&p.blocks));
+        let private = region.instrs.iter().all(|(i, _)| {
+            i.opcode.text != "mov"
+                || match i.operands.first() {
+                    Some(ast::Operand::Expr(Expr::Name { name, .. })) => {
+                        name.text != g.pred.text
+                            && inside.get(name.text.as_str()) == all.get(name.text.as_str())
+                    }
+                    _ => false,
+                }
+        });
+        if !private {
+            continue;
+        }
+        let guard = ast::Guard {
+            negated: !g.negated,
+            ..g.clone()
+        };
+        p.blocks[a].instrs.pop();
+        p.blocks[a].succs.clear();
+        p.blocks[f.0 as usize].guard = Some(guard);
+    }
 }
 
 fn ends_unconditionally(b: &PlannedBlock<'_>) -> bool {

@@ -621,52 +621,68 @@ impl Cx<'_> {
         let t = self.new_vreg(RegClass::Ugpr, 1);
         let state = self.new_vreg(RegClass::Ugpr, 2);
         let urz = || Operand::use_(Reg::phys(PReg::URZ));
-        self.emit_unguarded(Inst::new(
-            "UIADD3",
-            &[],
-            vec![
-                Operand::def(Reg::whole(t, 1)),
-                Operand::use_(count).negated(),
-                Operand::imm(0x10_0000),
-                urz(),
-            ],
-        ));
-        self.emit_unguarded(Inst::new(
-            "USHF",
-            &["L", "U32"],
-            vec![
-                Operand::def(Reg::word(state, 1)),
-                Operand::use_(Reg::whole(t, 1)),
-                Operand::imm(0xb),
-                urz(),
-            ],
-        ));
-        self.emit_unguarded(Inst::new(
-            "USHF",
-            &["L", "U32"],
-            vec![
-                Operand::def(Reg::word(state, 0)),
-                Operand::use_(Reg::whole(t, 1)),
-                Operand::imm(0x1),
-                urz(),
-            ],
-        ));
-        // SYNCS.EXCH takes only a uniform guard: under a PTX guard, a branch around it.
+        // SYNCS.EXCH and the uniform instructions that make its state take only a uniform
+        // guard: under a PTX guard, `VOTEU` and `@UP`, as ptxas does (`Cx::uniform_guard`).
+        let guard = self.uniform_guard();
+        let emit = |cx: &mut Self, inst: Inst| {
+            cx.emit_unguarded(match guard {
+                Some((p, neg)) => inst.guarded(p, neg),
+                None => inst,
+            })
+        };
+        emit(
+            self,
+            Inst::new(
+                "UIADD3",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(t, 1)),
+                    Operand::use_(count).negated(),
+                    Operand::imm(0x10_0000),
+                    urz(),
+                ],
+            ),
+        );
+        emit(
+            self,
+            Inst::new(
+                "USHF",
+                &["L", "U32"],
+                vec![
+                    Operand::def(Reg::word(state, 1)),
+                    Operand::use_(Reg::whole(t, 1)),
+                    Operand::imm(0xb),
+                    urz(),
+                ],
+            ),
+        );
+        emit(
+            self,
+            Inst::new(
+                "USHF",
+                &["L", "U32"],
+                vec![
+                    Operand::def(Reg::word(state, 0)),
+                    Operand::use_(Reg::whole(t, 1)),
+                    Operand::imm(0x1),
+                    urz(),
+                ],
+            ),
+        );
         let record = Self::mbarrier_record(op);
-        self.under_guard(|cx| {
-            cx.emit(
-                Inst::new(
-                    "SYNCS",
-                    &["EXCH", "64"],
-                    vec![
-                        Operand::def(Reg::phys(PReg::URZ)),
-                        Self::ur_mem(addr),
-                        Operand::use_(Reg::whole(state, 2)),
-                    ],
-                )
-                .mbarrier(record),
-            );
-        });
+        emit(
+            self,
+            Inst::new(
+                "SYNCS",
+                &["EXCH", "64"],
+                vec![
+                    Operand::def(Reg::phys(PReg::URZ)),
+                    Self::ur_mem(addr),
+                    Operand::use_(Reg::whole(state, 2)),
+                ],
+            )
+            .mbarrier(record),
+        );
         true
     }
 

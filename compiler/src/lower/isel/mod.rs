@@ -80,6 +80,23 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
     }
 }
 
+/// Counts the names an instruction mentions: its guard's predicate and its operands' names.
+pub(crate) fn count_names_of(
+    ins: &ast::Instruction,
+    uses: &mut rustc_hash::FxHashMap<String, u32>,
+) {
+    let mut here = rustc_hash::FxHashMap::default();
+    if let Some(g) = &ins.guard {
+        *here.entry(g.pred.text.as_str()).or_default() += 1;
+    }
+    for o in &ins.operands {
+        count_names(o, &mut here);
+    }
+    for (name, n) in here {
+        *uses.entry(name.to_string()).or_default() += n;
+    }
+}
+
 /// Counts the names an operand mentions (registers, symbols, labels). The keys borrow the
 /// source's names: no string is copied.
 fn count_names<'a>(o: &'a ast::Operand, uses: &mut rustc_hash::FxHashMap<&'a str, u32>) {
@@ -176,7 +193,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         for (ins, scope) in &block.instrs {
             cx.scope = *scope;
             let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
-            cx.instruction(ins);
+            cx.instruction(ins, block.guard.as_ref());
             stamp_source(cx.f, ins.span.start, before, cx.cur, blocks_before);
         }
         let exit = cx.cur;
@@ -829,10 +846,17 @@ impl Cx<'_> {
     // ------------------------------------------------------------------------------------------
     // The dispatcher
 
-    fn instruction(&mut self, ins: &ast::Instruction) {
+    /// Lowers one PTX instruction; `region` is the guard of a block that runs predicated
+    /// instead of branched around (`lower::predicate_uniform_regions`), which every unguarded
+    /// instruction of it but its speculated `mov`s takes.
+    fn instruction(&mut self, ins: &ast::Instruction, region: Option<&ast::Guard>) {
         self.guard = None;
         self.cur_span = Some(ins.span);
-        if let Some(g) = &ins.guard {
+        let guard = ins
+            .guard
+            .as_ref()
+            .or(region.filter(|_| ins.opcode.text != "mov"));
+        if let Some(g) = guard {
             match self.lookup_reg(&g.pred.text) {
                 Some((var, _)) => {
                     let r = self.read_var(var);

@@ -76,6 +76,39 @@ impl Cx<'_> {
         }
     }
 
+    /// The PTX guard as a guard an instruction of the uniform datapath can take, emitted before
+    /// it: such an instruction runs once for the warp and reads only a uniform predicate
+    /// (`@UP0`). A guard `@p` on a per-thread `p` becomes `VOTEU.ANY UPn, p` and `@UPn` (run if
+    /// some active thread has `p`); `@!p` becomes `VOTEU.ALL UPn, p` and `@!UPn` (run unless
+    /// every active thread has `p`). ptxas does this for `@p mbarrier.init` (pyptx
+    /// matmul_tma_v33/v34/v35, fa_ws_pingpong: `VOTEU.ALL UP3, P4` … `@!UP3 UIADD3` …
+    /// `@!UP6 SYNCS.EXCH.64`), and lists each `VOTEU` in `EIATTR_INT_WARP_WIDE_INSTR_OFFSETS`,
+    /// hence [`Inst::warp_wide`]. A uniform predicate is its own guard; `None`: no guard.
+    pub(super) fn uniform_guard(&mut self) -> Option<(Reg, bool)> {
+        let (p, neg) = self.guard?;
+        let class = match p {
+            Reg::Virt { vreg, .. } => self.f.vreg(vreg).class,
+            Reg::Phys { reg, .. } => reg.class,
+        };
+        if class == RegClass::UPred {
+            return Some((p, neg));
+        }
+        let up = Reg::whole(self.new_vreg(RegClass::UPred, 1), 1);
+        self.emit_unguarded(
+            Inst::new(
+                "VOTEU",
+                &[if neg { "ALL" } else { "ANY" }],
+                vec![
+                    Operand::def(Reg::phys(PReg::URZ)),
+                    Operand::def(up),
+                    Operand::use_(p),
+                ],
+            )
+            .warp_wide(),
+        );
+        Some((up, neg))
+    }
+
     /// A PHI of a loop header still being lowered (its back edges are not known yet): when
     /// every value known to enter it is one value `x`, the PHI is taken to be `x` — as it is
     /// when the loop never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop
