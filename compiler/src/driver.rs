@@ -145,7 +145,7 @@ fn lower_with_subroutines(
     passes: &[&dyn crate::passes::Pass],
     every_called: bool,
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    let mut lowered = crate::lower::lower_module(checked, every_called)?;
+    let mut lowered = crate::lower::lower_module_with(checked, every_called, opts.device_debug)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
     let run = |f: &mut crate::mir::Function, report: &mut crate::passes::Report| {

@@ -7,6 +7,12 @@
 //! appended to the kernel's, in module order, and each `CALL.REL` naming a subroutine then
 //! targets its entry block. Emission lays the whole out as one function, so the scoreboard
 //! pass sees the calls and returns (`emit/scoreboard.rs`, `call_reads`).
+//!
+//! A debug build also gives every `.func` with a body a section of its own
+//! ([`Lowered::own_sections`]), as ptxas does: a copy of its subroutine, at offset 0, with the
+//! subroutines it reaches appended the same way; a recursive call targets offset 0. ptxas calls
+//! those sections (`CALL.ABS.NOINC` with relocations, `docs/cubin.md`); ptxc's callers keep
+//! their own PC-relative copies, so no relocation is left in the code.
 
 use super::Lowered;
 use crate::mir::{BlockId, Function, OpKind};
@@ -17,12 +23,24 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     if subs.is_empty() {
         return Ok(());
     }
+    for (name, frame) in &lowered.own_sections {
+        let Some(sub) = subs.iter().find(|s| s.name == *name) else {
+            return Err(format!("the `.func` `{name}` was not compiled"));
+        };
+        lowered.module.functions.push(sub.clone());
+        lowered.frames.push(frame.clone());
+    }
     for k in &mut lowered.module.functions {
+        // A function of its own calls itself at offset 0.
+        let own = (!k.is_entry).then(|| k.name.clone());
         // The subroutines the kernel reaches, through the calls of what it reaches.
         let mut need = vec![false; subs.len()];
         let mut work: Vec<&Function> = vec![&*k];
         while let Some(f) = work.pop() {
             for name in called(f) {
+                if own.as_ref() == Some(&name) {
+                    continue;
+                }
                 let Some(j) = subs.iter().position(|s| s.name == name) else {
                     return Err(format!(
                         "`{}` calls the subroutine `{name}`, which was not compiled",
@@ -53,7 +71,10 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
             k.subroutines
                 .push((BlockId(base), sub.name.clone(), sub.frame_bytes));
         }
-        let entries = k.subroutines.clone();
+        let mut entries = k.subroutines.clone();
+        if let Some(own) = own {
+            entries.push((BlockId(0), own, 0));
+        }
         for b in &mut k.blocks {
             for i in &mut b.insts {
                 for o in &mut i.ops {

@@ -121,6 +121,11 @@ pub struct Lowered {
     /// module order; `crate::lower::link` appends them to the kernels that call them once the
     /// pipeline has run on them.
     pub subroutines: Vec<Function>,
+    /// Debug builds: every `.func` with a body, in module order, with its frame. ptxas compiles
+    /// each as a function of its own, in its own `.text.<name>` section, called or not
+    /// (`docs/cubin.md`, "Functions of their own"); `crate::lower::link` makes one from its
+    /// subroutine, so the labels a debug section names have an address.
+    pub own_sections: Vec<(String, FrameInfo)>,
 }
 
 /// Lowers every function with a body, with the subroutines of
@@ -128,12 +133,41 @@ pub struct Lowered {
 /// subroutine, as in ptxas's code; else only the recursive and address-taken ones, the others
 /// inlined (`driver::lower_with` falls back to that when the first fails).
 pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Vec<Diagnostic>> {
+    lower_module_with(checked, every_called, checked.info.debug)
+}
+
+/// [`lower_module`], where `own_sections` (a debug build: `-g` or `.target …, debug`) also
+/// lowers every `.func` with a body as a subroutine, called or not, and lists it in
+/// [`Lowered::own_sections`].
+pub fn lower_module_with(
+    checked: &Checked,
+    every_called: bool,
+    own_sections: bool,
+) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
     let subs = inline::subroutines(&checked.module, every_called);
     // The subroutines some kernel reaches, found while lowering the kernels.
     let mut reached: Vec<String> = Vec::new();
+    // A debug build compiles every `.func` with a body (`ptxas -g`: a local `.func` no one
+    // calls gets its `.text.<name>` too; tests/tests/cubin_ptx/debug_funcs.ptx).
+    let own: Vec<String> = if own_sections {
+        checked
+            .module
+            .items
+            .iter()
+            .filter_map(|it| match it {
+                Item::Function(f) if f.body.is_some() && f.kind == FunctionKind::Func => {
+                    Some(f.name.text.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    reached.extend(own.iter().cloned());
     for item in &checked.module.items {
         // Kernels; calls to `.func`s are inlined into them (`inline.rs`), except to the
         // recursive ones, which are lowered below as subroutines.
@@ -180,7 +214,12 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
         };
         note_reached(&mut reached, &f, &subs);
         match lower_function(&f, &globals, &mut out.bank4, &subs) {
-            Ok((mf, _)) => out.subroutines.push(mf),
+            Ok((mf, frame)) => {
+                if own.contains(&name) {
+                    out.own_sections.push((name, frame));
+                }
+                out.subroutines.push(mf);
+            }
             Err(mut d) => diags.append(&mut d),
         }
     }
