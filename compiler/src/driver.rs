@@ -139,7 +139,7 @@ pub fn lower_with(
     opts: &crate::passes::Options,
     passes: &[&dyn crate::passes::Pass],
 ) -> Result<(crate::lower::Lowered, crate::passes::Report), Vec<Diagnostic>> {
-    let mut lowered = crate::lower::lower_module(checked, true)?;
+    let mut lowered = crate::lower::lower_module_with(checked, true, opts.device_debug)?;
     lowered.device_debug = opts.device_debug;
     let mut report = crate::passes::Report::default();
     let run = |f: &mut crate::mir::Function, report: &mut crate::passes::Report| {

@@ -7,10 +7,11 @@
 //! lists them with their evidence. Records whose values depend on the code are derived from
 //! **ptxc's** code, not copied from ptxas: ptxc's instructions sit at other offsets.
 //!
-//! Debug builds (`-g`, `.target …, debug`) get the debug sections of [`super::debug`].
+//! Debug builds (`-g`, `.target …, debug`) get the debug sections of [`super::debug`], and
+//! every `.func` with a body a section of its own ([`device_function`]).
 //!
 //! What ptxc cannot describe yet is an error naming the feature, never a cubin that is wrong:
-//! debug sections that name labels of `.func`s, mbarrier instructions
+//! debug sections that give the location of a kernel's `.local` variable, mbarrier instructions
 //! (`EIATTR_MBARRIER_INSTR_OFFSETS`), texture references, module variables initialized with addresses, a
 //! parameter whose offset in ptxc's code is not where the driver puts it, and an
 //! `.extern .shared` array that ptxc placed inside the kernel's static shared memory.
@@ -97,8 +98,16 @@ pub fn build(
     cubin.externs = module_externs(&checked.module);
     let mut kernels = Vec::new();
     for (i, mf) in lowered.module.functions.iter().enumerate() {
+        // Kernels, and in a debug build the `.func`s of their own (`lower::link`).
+        let kind = if mf.is_entry {
+            AstKind::Entry
+        } else {
+            AstKind::Func
+        };
         let Some(af) = checked.module.items.iter().find_map(|it| match it {
-            Item::Function(f) if f.name.text == mf.name && f.kind == AstKind::Entry => Some(f),
+            Item::Function(f) if f.name.text == mf.name && f.kind == kind && f.body.is_some() => {
+                Some(f)
+            }
             _ => None,
         }) else {
             diags.push(err(
@@ -118,7 +127,12 @@ pub fn build(
             continue;
         };
         let frame = lowered.frames.get(i).cloned().unwrap_or_default();
-        match kernel(&checked.module, af, mf, enc, &frame) {
+        let built = if mf.is_entry {
+            kernel(&checked.module, af, mf, enc, &frame).map(|(f, info)| (f, Some(info)))
+        } else {
+            device_function(&checked.module, af, mf, enc, &frame).map(|f| (f, None))
+        };
+        match built {
             Ok((f, info)) => {
                 for name in &f.attrs.externs {
                     if !cubin.externs.iter().any(|e| e.name == *name) {
@@ -129,11 +143,27 @@ pub fn build(
                     }
                 }
                 cubin.functions.push(f);
-                kernels.push(info);
+                kernels.extend(info);
             }
             Err(mut d) => diags.append(&mut d),
         }
     }
+    // PTX definition order: `lower::link` appends the `.func`s of their own after the kernels.
+    let rank = |name: &str| {
+        checked.module.items.iter().position(
+            |it| matches!(it, Item::Function(f) if f.name.text == name && f.body.is_some()),
+        )
+    };
+    // ... with the local `.func`s last (`ptxas -g` on `tests/tests/cubin_ptx/debug_funcs.ptx`:
+    // `called`, `uncalled` (local), `v1`, `w1`, `k`, `l2` (local), `v2`, `k2` give the sections
+    // v1, w1, k, v2, k2, called, uncalled, l2; zluda `_Z9vectorAddPKfS0_Pfi.ptx`: the local
+    // `fabsf` last).
+    cubin.functions.sort_by_key(|f| {
+        (
+            f.kind == FunctionKind::Device && f.linkage == Linkage::Local,
+            rank(&f.name),
+        )
+    });
     // ptxas's slow paths are `$__internal_<n>_$<name>`, n counting them over the module in
     // processing order (reverse PTX order, PTX order in a debug build; `lower/slow_path.rs`).
     let mut n = 0;
@@ -194,8 +224,14 @@ fn debug_build(
 ) {
     let mut funcs = Vec::new();
     for f in &cubin.functions {
+        let kind = match f.kind {
+            FunctionKind::Kernel => AstKind::Entry,
+            FunctionKind::Device => AstKind::Func,
+        };
         let Some(af) = checked.module.items.iter().find_map(|it| match it {
-            Item::Function(a) if a.name.text == f.name && a.kind == AstKind::Entry => Some(a),
+            Item::Function(a) if a.name.text == f.name && a.kind == kind && a.body.is_some() => {
+                Some(a)
+            }
             _ => None,
         }) else {
             continue;
@@ -215,6 +251,7 @@ fn debug_build(
             // The encoded function has ptxas's padding, which the writer appends.
             text_size: enc.instrs.len() as u64 * 16,
             param_offsets,
+            device_frame: (f.kind == FunctionKind::Device).then_some(f.frame_size),
         });
     }
     match super::debug::sections(&checked.module, &checked.source, &funcs) {
@@ -228,7 +265,82 @@ fn debug_build(
     cubin.gen_errbar_at_exit = true;
     for f in &mut cubin.functions {
         f.unwind.cie = super::debug::debug_cie();
+        if f.kind == FunctionKind::Device
+            && let Some(enc) = encoded.iter().find(|e| e.name == f.name)
+        {
+            f.unwind = device_unwind(enc, f.frame_size);
+        }
     }
+}
+
+/// The call frame of a `.func` of its own in a debug build. ptxas's CIE names R20 as the
+/// return-address register (its `RET.ABS.NODEC R20`; ptxc's subroutines return through R20:R21
+/// too), and its FDE moves the CFA to R1 + frame once the frame is open and back to R1 after
+/// the last `IADD3 R1, R1, frame` (zluda `_Z9vectorAddPKfS0_Pfi.ptx`, `cudaMalloc`, an 8-byte
+/// frame: `advance_loc4 0x10; def_cfa R1, 8; advance_loc4 0x230; def_cfa R1, 0`; functions
+/// without a frame: no rule). ptxas also records where it saves registers
+/// (`DW_CFA_offset_extended`); ptxc does not (see `docs/cubin.md`).
+///
+/// The CIE also keeps (`DW_CFA_same_value` where a kernel's has `DW_CFA_undefined`) the
+/// registers ptxas's ABI preserves across a call: UR36–UR61, R16–R31, and from R32 on R4–R7 of
+/// every eight (R36–R39, R44–R47, …, R252–R254); ptxas's also keeps R2, which ptxc's
+/// subroutines do not preserve (`regalloc::call_clobbers`: R0–R15, R20, R21 and UR0–UR35 are
+/// the caller's; a subroutine restores R20:R21 before its `RET`).
+fn device_unwind(enc: &EncodedFunction, frame: u32) -> Unwind {
+    let mut cie = super::debug::debug_cie();
+    cie.return_register = DWARF_R1 - 1 + 20;
+    let kept = |r: u64| {
+        (0xb00_0024..=0xb00_003d).contains(&r)
+            || (0x500_0010..=0x500_001f).contains(&r)
+            || ((0x500_0020..=0x500_00fe).contains(&r) && (r - 0x500_0000) % 8 >= 4)
+    };
+    for op in &mut cie.ops {
+        if let CfaOp::Undefined(r) = *op
+            && kept(r)
+        {
+            *op = CfaOp::SameValue(r);
+        }
+    }
+    let mut ops = Vec::new();
+    // The function's own code: up to the first subroutine appended after it.
+    let end = enc
+        .subroutines
+        .iter()
+        .map(|s| s.1 as usize / 16)
+        .min()
+        .unwrap_or(enc.code_len)
+        .min(enc.code_len)
+        .min(enc.instrs.len());
+    let moves_sp = |i: &sass::Instr, by: i64| {
+        i.mnemonic == "IADD3"
+            && matches!(
+                i.operands.get(..3),
+                Some([a, b, c]) if matches!(&a.kind, OperandKind::Reg(r) if r.file == sass::RegFile::Gpr && r.num == 1)
+                    && matches!(&b.kind, OperandKind::Reg(r) if r.file == sass::RegFile::Gpr && r.num == 1)
+                    && c.kind == OperandKind::Int(by)
+            )
+    };
+    let code = &enc.instrs[..end];
+    if frame > 0
+        && let Some(open) = code.iter().position(|i| moves_sp(i, -i64::from(frame)))
+    {
+        let open_at = (open as u64 + 1) * 16;
+        ops.push(CfaOp::AdvanceLoc4(open_at));
+        ops.push(CfaOp::DefCfa {
+            reg: DWARF_R1,
+            offset: u64::from(frame),
+        });
+        if let Some(close) = code.iter().rposition(|i| moves_sp(i, i64::from(frame)))
+            && (close as u64 + 1) * 16 > open_at
+        {
+            ops.push(CfaOp::AdvanceLoc4((close as u64 + 1) * 16 - open_at));
+            ops.push(CfaOp::DefCfa {
+                reg: DWARF_R1,
+                offset: 0,
+            });
+        }
+    }
+    Unwind { cie, ops }
 }
 
 /// The texture, surface and sampler references, in PTX order: undefined symbols
@@ -732,6 +844,8 @@ fn kernel(
     };
     match params(af) {
         Ok(p) => f.params = p,
+        // A `.func`'s parameters are registers, not a constant-bank block.
+        Err(_) if af.kind == AstKind::Func => {}
         Err(mut d) => diags.append(&mut d),
     }
     // Registers: ptxas reports the highest R used + 3 (R1 is the stack pointer).
@@ -901,7 +1015,7 @@ fn kernel(
             // A call to a subroutine linked into this section and its return
             // (`lower/link.rs`): PC-relative, no record (`tests/sass-probes/ptx/funcs.ptx`).
             "CALL" if i.mods.contains(&"REL") => has_subroutine_call = true,
-            "RET" if !mf.subroutines.is_empty() => {}
+            "RET" if !mf.subroutines.is_empty() || !mf.is_entry => {}
             "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
                 af.name.span,
                 format!(
@@ -1036,6 +1150,33 @@ fn kernel(
         shared: u64::from(frame.shared_bytes),
     };
     Ok((f, info))
+}
+
+/// A `.func` compiled as a function of its own (debug builds, `lower::link`): its code, with
+/// the subroutines it reaches, in `.text.<name>`, a `FUNC` symbol of its linkage, and the
+/// records ptxas writes for every device function of a `-g` build (`FunctionAttrs::device`:
+/// `CUDA_API_VERSION`, `SPARSE_MMA_MASK`, `MERCURY_ISA_VERSION`, `SW_WAR`; no parameters,
+/// no exit offsets; `REGCOUNT` and `FRAME_SIZE` in `.nv.info`, no `MIN_STACK_SIZE`). Probes:
+/// `tests/tests/cubin_ptx/debug_funcs.ptx` with `-g`, zluda `_Z9vectorAddPKfS0_Pfi.ptx`.
+fn device_function(
+    m: &ast::Module,
+    af: &ast::Function,
+    mf: &mir::Function,
+    enc: &EncodedFunction,
+    frame: &crate::lower::FrameInfo,
+) -> Result<Function, Vec<Diagnostic>> {
+    let (mut f, _) = kernel(m, af, mf, enc, frame)?;
+    f.kind = FunctionKind::Device;
+    f.params = Vec::new();
+    f.min_stack_size = 0;
+    f.shared = None;
+    // A call out of the module keeps its records (unmeasured for a device function: ptxas's
+    // own code for one calls through the ABI).
+    let (externs, syscalls) = (f.attrs.externs.clone(), f.attrs.syscall_offsets.clone());
+    f.attrs = FunctionAttrs::device();
+    f.attrs.externs = externs;
+    f.attrs.syscall_offsets = syscalls;
+    Ok(f)
 }
 
 /// The functions a kernel calls through `.nv.constant4` (`LDC.64 R, c[0x4][R]` … `CALL.ABS`),

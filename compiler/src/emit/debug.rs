@@ -33,6 +33,10 @@ pub struct DebugFunction<'a> {
     /// The constant-bank offset of each parameter (what a parameter name means in a
     /// `.section` block: `.b64 k_param_0` is `0x210`).
     pub param_offsets: Vec<u32>,
+    /// A `.func` of its own (debug builds, `lower::link`): its frame bytes, what the CFA is
+    /// above its stack pointer once the frame is open; its `.local` variables are at the bottom
+    /// of the frame (`passes/prologue.rs`). `None` for a kernel.
+    pub device_frame: Option<u32>,
 }
 
 fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -97,7 +101,7 @@ impl Lines {
 
 /// `.nv_debug_ptx_txt`: every source line without its leading white space (inner tabs and
 /// trailing blanks kept), NUL terminated; comment lines, `.loc` and `.file` lines and the data lines of
-/// `.section` blocks are empty, a comment after code stays (`debug_line_info.ptx`: 8 comment
+/// `.section` blocks but `.b16` ones are empty, a comment after code stays (`debug_line_info.ptx`: 8 comment
 /// lines give 8 NULs before `.version 9.1`, the 98 data lines of its `.debug_loc` 98 NULs
 /// between `{` and `}`; `samples/vector_add.ptx` with `-g`: `.param .u32 vector_add_param_3
 /// // int n`). Measured byte-identical on every project kernel and sample, and the first 60
@@ -135,6 +139,11 @@ pub fn ptx_text(source: &str) -> Vec<u8> {
                 t
             } else if t.starts_with('{') {
                 t
+            } else if directive(t, ".b16") {
+                // ptxas keeps the `.b16` data lines, and only those (zluda
+                // `_Z9vectorAddPKfS0_Pfi.ptx`: `.b16 421` … in `.debug_info`; its `.b8`,
+                // `.b32` and `.b64` lines are empty).
+                line
             } else {
                 ""
             }
@@ -494,13 +503,37 @@ pub fn sections(
             params.insert(p.decl.name.text.to_string(), *off);
         }
     }
+    // The `.local` variables of the compiled functions: name → offset from the CFA (`None`
+    // for a kernel's: its frame is not described yet).
+    let mut frame_vars = std::collections::HashMap::new();
+    for f in funcs {
+        let Some(b) = &f.ast.body else {
+            continue;
+        };
+        let mut off = 0u32;
+        for st in &b.stmts {
+            if let Stmt::Var(v) = st
+                && v.space == ast::Space::Local
+            {
+                for d in &v.decls {
+                    let (size, align) = crate::lower::object_layout(&v.attrs, d);
+                    let at = off.next_multiple_of(align.max(1));
+                    off = at + size;
+                    let from_cfa = f.device_frame.map(|frame| i64::from(at) - i64::from(frame));
+                    frame_vars.insert(d.name.text.to_string(), from_cfa);
+                }
+            }
+        }
+    }
     // Labels and `.local` variables (the `__local_depotN` of a `-g` module) of the functions
     // that are not kernels (inlined into them): why a debug section cannot name them.
     let mut other_labels = std::collections::HashMap::new();
     for item in &module.items {
         if let Item::Function(f) = item
             && let Some(b) = &f.body
-            && !funcs.iter().any(|k| k.ast.name.text == f.name.text)
+            && !funcs
+                .iter()
+                .any(|k| k.ast.name.text == f.name.text && k.ast.kind == f.kind)
         {
             let f = &f.name.text;
             let mut ls = Vec::new();
@@ -535,6 +568,8 @@ pub fn sections(
     for (name, items, span) in ordered {
         let mut data = Vec::new();
         let mut relocs = Vec::new();
+        // Where the last item was `.b8 3` (`DW_OP_addr`), the start of its byte.
+        let mut op_addr: Option<usize> = None;
         for item in items.iter() {
             let SectionItem::Data { ty, values } = item else {
                 diags.push(err(
@@ -560,6 +595,7 @@ pub fn sections(
                 }
             };
             for v in values {
+                let last_op_addr = op_addr.take();
                 let value: Option<u64> = match v {
                     // Offsets into other debug sections stay unrelocated in an executable
                     // cubin (`.b32 .debug_abbrev` is 0, `.debug_loc+133` is 133).
@@ -599,6 +635,40 @@ pub fn sections(
                                 // A kernel parameter: its constant-bank offset, unrelocated
                                 // (`.b64 debug_kernel_param_0` → 0x210).
                                 Some((i128::from(*off) + k) as u64)
+                            } else if let Some(at) = frame_vars.get(n) {
+                                // A `.local` variable of a `.func` of its own. After
+                                // `DW_OP_addr` (`.b8 3`) ptxas rewrites the operation to
+                                // `DW_OP_fbreg` (0x91) with the variable's offset from the
+                                // CFA, padded with `DW_OP_nop` (0x96) to the nine bytes
+                                // (zluda `_Z9vectorAddPKfS0_Pfi.ptx`: `__local_depot0` of
+                                // `cudaMalloc`, an 8-byte frame: `91 78 96 96 96 96 96 96 96`);
+                                // a bare `.b64` is 0, a kernel's too (`.b64 __local_depotN`
+                                // in a probe's `.debug_info`, `docs/cubin.md`).
+                                match (last_op_addr, width, at) {
+                                    (Some(_), _, None) => {
+                                        diags.push(err(
+                                            e.span(),
+                                            format!("ptxc cannot write the location of `{n}` yet: it is a `.local` variable of a kernel, whose frame ptxc does not describe"),
+                                        ));
+                                        continue;
+                                    }
+                                    (Some(op), 8, Some(at)) => {
+                                        let mut loc = Vec::new();
+                                        sleb(&mut loc, *at + k as i64);
+                                        if loc.len() > 8 {
+                                            diags.push(err(
+                                                e.span(),
+                                                format!("the frame offset of `{n}` does not fit the nine bytes of its `DW_OP_addr`"),
+                                            ));
+                                            continue;
+                                        }
+                                        loc.resize(8, 0x96);
+                                        data[op] = 0x91;
+                                        data.extend_from_slice(&loc);
+                                        continue;
+                                    }
+                                    _ => Some(0),
+                                }
                             } else {
                                 let why = other_labels.get(n).map_or("", String::as_str);
                                 diags.push(err(
@@ -613,6 +683,9 @@ pub fn sections(
                     }
                 };
                 if let Some(v) = value {
+                    if width == 1 && v == 3 {
+                        op_addr = Some(data.len());
+                    }
                     data.extend_from_slice(&v.to_le_bytes()[..width]);
                 }
             }

@@ -11,6 +11,12 @@
 //! A subroutine that addresses the module's `.shared` variables was lowered once per layout of
 //! the kernels that reach it (`Lowered::subroutine_layouts`): a kernel gets the copy made for
 //! its own `.shared` bytes, as ptxas's copy in each kernel addresses that kernel's window.
+//!
+//! A debug build also gives every `.func` with a body a section of its own
+//! ([`Lowered::own_sections`]), as ptxas does: a copy of its subroutine, at offset 0, with the
+//! subroutines it reaches appended the same way; a recursive call targets offset 0. ptxas calls
+//! those sections (`CALL.ABS.NOINC` with relocations, `docs/cubin.md`); ptxc's callers keep
+//! their own PC-relative copies, so no relocation is left in the code.
 
 use super::Lowered;
 use crate::mir::{BlockId, Function, OpKind};
@@ -22,17 +28,36 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     if subs.is_empty() {
         return Ok(());
     }
+    for (name, frame) in &lowered.own_sections {
+        // The copy lowered for a kernel-less `.shared` window (the module's variables from 0).
+        let Some(sub) = subs
+            .iter()
+            .zip(&layouts)
+            .find(|(s, l)| s.name == *name && l.is_none_or(|l| l == 0))
+            .map(|(s, _)| s)
+        else {
+            return Err(format!("the `.func` `{name}` was not compiled"));
+        };
+        lowered.module.functions.push(sub.clone());
+        lowered.frames.push(frame.clone());
+    }
     for (ki, k) in lowered.module.functions.iter_mut().enumerate() {
-        let own = lowered.frames.get(ki).map_or(0, |f| f.own_shared_bytes);
+        // The `.shared` bytes of the kernel's own variables, where the module's start.
+        let window = lowered.frames.get(ki).map_or(0, |f| f.own_shared_bytes);
+        // A function of its own calls itself at offset 0.
+        let own = (!k.is_entry).then(|| k.name.clone());
         // The subroutines the kernel reaches, through the calls of what it reaches.
         let mut need = vec![false; subs.len()];
         let mut work: Vec<&Function> = vec![&*k];
         while let Some(f) = work.pop() {
             for name in called(f) {
+                if own.as_ref() == Some(&name) {
+                    continue;
+                }
                 let Some(j) = subs
                     .iter()
                     .zip(&layouts)
-                    .position(|(s, l)| s.name == name && l.is_none_or(|l| l == own))
+                    .position(|(s, l)| s.name == name && l.is_none_or(|l| l == window))
                 else {
                     return Err(format!(
                         "`{}` calls the subroutine `{name}`, which was not compiled",
@@ -63,7 +88,10 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
             k.subroutines
                 .push((BlockId(base), sub.name.clone(), sub.frame_bytes));
         }
-        let entries = k.subroutines.clone();
+        let mut entries = k.subroutines.clone();
+        if let Some(own) = own {
+            entries.push((BlockId(0), own, 0));
+        }
         for b in &mut k.blocks {
             for i in &mut b.insts {
                 for o in &mut i.ops {

@@ -131,6 +131,11 @@ pub struct Lowered {
     /// paths). A subroutine reached from kernels with different layouts is lowered once per
     /// layout.
     pub subroutine_layouts: Vec<Option<u32>>,
+    /// Debug builds: every `.func` with a body, in module order, with its frame. ptxas compiles
+    /// each as a function of its own, in its own `.text.<name>` section, called or not
+    /// (`docs/cubin.md`, "Functions of their own"); `crate::lower::link` makes one from its
+    /// subroutine, so the labels a debug section names have an address.
+    pub own_sections: Vec<(String, FrameInfo)>,
 }
 
 /// Lowers every function with a body, with the subroutines of
@@ -138,6 +143,17 @@ pub struct Lowered {
 /// subroutine, as in ptxas's code, but those whose calls the convention cannot pass
 /// (`inline::unpassable`); else only the recursive and address-taken ones, the others inlined.
 pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Vec<Diagnostic>> {
+    lower_module_with(checked, every_called, checked.info.debug)
+}
+
+/// [`lower_module`], where `own_sections` (a debug build: `-g` or `.target …, debug`) also
+/// lowers every `.func` with a body as a subroutine, called or not, and lists it in
+/// [`Lowered::own_sections`].
+pub fn lower_module_with(
+    checked: &Checked,
+    every_called: bool,
+    own_sections: bool,
+) -> Result<Lowered, Vec<Diagnostic>> {
     let mut out = Lowered::default();
     let mut diags = Vec::new();
     let globals = module_symbols(&checked.module);
@@ -145,6 +161,25 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
     // The subroutines some kernel reaches, found while lowering the kernels, each with the
     // layout of the reaching kernel's `.shared` window (where the module's variables start).
     let mut reached: Vec<(String, u32)> = Vec::new();
+    // A debug build compiles every `.func` with a body (`ptxas -g`: a local `.func` no one
+    // calls gets its `.text.<name>` too; tests/tests/cubin_ptx/debug_funcs.ptx).
+    let own: Vec<String> = if own_sections {
+        checked
+            .module
+            .items
+            .iter()
+            .filter_map(|it| match it {
+                Item::Function(f) if f.body.is_some() && f.kind == FunctionKind::Func => {
+                    Some(f.name.text.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Their `.shared` layout is a kernel-less one: the module's variables from offset 0.
+    reached.extend(own.iter().map(|n| (n.clone(), 0)));
     for item in &checked.module.items {
         // Kernels; calls to `.func`s are inlined into them (`inline.rs`), except to the
         // recursive ones, which are lowered below as subroutines.
@@ -196,7 +231,10 @@ pub fn lower_module(checked: &Checked, every_called: bool) -> Result<Lowered, Ve
         };
         note_reached(&mut reached, &f, &subs, layout);
         match lower_function_at(&f, &globals, &mut out.bank4, &subs, layout) {
-            Ok((mf, _)) => {
+            Ok((mf, frame)) => {
+                if own.contains(&name) && !out.own_sections.iter().any(|(n, _)| *n == name) {
+                    out.own_sections.push((name, frame));
+                }
                 out.subroutines.push(mf);
                 out.subroutine_layouts.push(Some(layout));
             }
