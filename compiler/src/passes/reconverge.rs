@@ -23,7 +23,7 @@
 
 use super::Pass;
 use crate::mir::cfg::{Cfg, reorder};
-use crate::mir::{BlockId, Function, Inst, OpKind, Operand};
+use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg};
 use fixedbitset::FixedBitSet;
 use petgraph::algo::dominators;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -39,11 +39,123 @@ impl Pass for Reconverge {
     }
 
     fn run(&self, f: &mut Function) -> Result<(), String> {
+        branch_around_warpsyncs(f);
         let regions = find_regions(f);
         if regions.is_empty() {
             return Ok(());
         }
         insert_barriers(f, regions)
+    }
+}
+
+/// Guarded warp-synchronous instructions become a branch around them, as ptxas compiles them
+/// (zluda `vote_all`, `redux_sync_add_u32_partial`, probes in `docs/passes/reconverge.md`):
+///
+/// ```text
+///   @p WARPSYNC R0             @!p BRA after
+///   @p REDUX.SUM UR6, R7   →       WARPSYNC R0
+///   @p MOV R5, UR6                 REDUX.SUM UR6, R7
+///                                  MOV R5, UR6
+///                            after: …
+/// ```
+///
+/// Instruction selection put the `WARPSYNC` of the membermask under the guard right before the
+/// instruction (`lower/isel/warp.rs`); the region is it and the instructions after it under the
+/// same guard, up to one that writes the guard's register. The branch is divergent (bracketed
+/// by `BSSY`/`BSYNC` below) when the guard may differ between threads and the mask is not the
+/// whole warp: ptxas puts no barrier around `WARPSYNC.ALL`, which itself waits for the warp
+/// (`vote_all_sub`, probe `full_pred`).
+fn branch_around_warpsyncs(f: &mut Function) {
+    let mut b = 0;
+    while b < f.blocks.len() {
+        let id = BlockId(b as u32);
+        b += 1;
+        let Some(at) = f
+            .block(id)
+            .insts
+            .iter()
+            .position(|i| i.mnemonic == "WARPSYNC" && i.guard.is_some())
+        else {
+            continue;
+        };
+        let insts = &f.block(id).insts;
+        let guard = insts[at].guard.expect("guarded");
+        // The `COPY d, old` that out-of-SSA put before a guarded definition of `d` (the value
+        // of `d` where the guard is false) moves up before the region: it must run on both
+        // paths. It can when the region so far neither reads nor writes what it touches.
+        let mut hoisted: Vec<usize> = Vec::new();
+        let mut end = at;
+        while end < insts.len() && !insts[end].is_terminator() {
+            let i = &insts[end];
+            if i.guard.is_none() && i.mnemonic == "COPY" {
+                let touches = |r: Reg| {
+                    insts[at..end]
+                        .iter()
+                        .flat_map(|g| g.ops.iter().flat_map(Operand::regs))
+                        .any(|x| x.reg.vreg().is_some() && x.reg.vreg() == r.vreg())
+                };
+                if i.ops.iter().flat_map(Operand::regs).any(|x| touches(x.reg)) {
+                    break;
+                }
+                hoisted.push(end);
+                end += 1;
+                continue;
+            }
+            if i.guard != Some(guard) {
+                break;
+            }
+            end += 1;
+            if i.defs()
+                .any(|d| d.vreg().is_some() && d.vreg() == guard.pred.vreg())
+            {
+                break;
+            }
+        }
+        // Trailing copies belong after the region.
+        while hoisted.last() == Some(&(end - 1)) {
+            hoisted.pop();
+            end -= 1;
+        }
+        let divergent = insts[at].divergent && insts[at].mods != ["ALL"];
+        let region = f.new_block(None);
+        let after = f.new_block(None);
+        let block = f.block_mut(id);
+        let rest: Vec<Inst> = block.insts.drain(end..).collect();
+        let body: Vec<Inst> = block.insts.drain(at..).collect();
+        for k in hoisted {
+            let copy = body[k - at].clone();
+            block.insts.push(copy);
+        }
+        let mut body: Vec<Inst> = body
+            .into_iter()
+            .filter(|i| !(i.guard.is_none() && i.mnemonic == "COPY"))
+            .collect();
+        for i in &mut body {
+            i.guard = None;
+            i.divergent = false;
+        }
+        let mut bra = Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(after))])
+            .guarded(guard.pred, !guard.neg);
+        bra.divergent = divergent;
+        block.insts.push(bra);
+        let fallthrough = block.fallthrough.replace(region);
+        f.block_mut(region).insts = body;
+        f.block_mut(region).fallthrough = Some(after);
+        f.block_mut(after).insts = rest;
+        f.block_mut(after).fallthrough = fallthrough;
+        // Lay the two new blocks out after the split one.
+        let n = f.blocks.len();
+        let order: Vec<BlockId> = (0..n - 2)
+            .flat_map(|k| {
+                let k = BlockId(k as u32);
+                if k == id {
+                    vec![k, region, after]
+                } else {
+                    vec![k]
+                }
+            })
+            .collect();
+        reorder(f, &order);
     }
 }
 
