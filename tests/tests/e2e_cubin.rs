@@ -37,15 +37,23 @@ use std::process::Command;
 const COMPILED_FLOOR: usize = 262;
 /// Cubins whose nvdisasm text equals `ptxc --emit sass` (measured: all 262).
 const IDENTICAL_FLOOR: usize = 262;
-/// Cubins with the same set of EIATTR kinds as ptxas's (measured: 252 of 262 since
-/// `_Z9vectorAddPKfS0_Pfi` compiles, its `.func`s' records of ptxas's kinds; 251 of 261 since
+/// Cubins with the same set of EIATTR kinds as ptxas's (measured: MEASURED of 262 with the work of
+/// 2026-12-02 merged: `_Z9vectorAddPKfS0_Pfi` compiles, its `.func`s' records of ptxas's kinds;
 /// `mbarrier.init` under a per-thread guard, or in a block predicated instead of branched around,
 /// takes a `VOTEU` uniform guard, listed in `INT_WARP_WIDE_INSTR_OFFSETS` (`matmul_tma_v35`,
-/// `mbarrier_bulk_copy`; docs/passes/lowering.md, "Uniform predication"); 249 since the calling
+/// `mbarrier_bulk_copy`; docs/passes/lowering.md, "Uniform predication"); the calling
 /// convention passes vector and predicate registers and a `.func`'s `.shared` variables are laid
 /// out in each calling kernel's window, so that zluda `mma_m16n8k32_s32_s8_s8_s32`,
 /// `…_interleave`, `multiple_return` and `shared_unify_local` call subroutines as ptxas's code
-/// does; 245 since every called
+/// does; small divergent regions are predicated and loops counted by a parameter are uniform, as
+/// ptxas does (`warp_reduce`, `matmul_tiled`, `debug_line_info` lost their BSSYs and
+/// CRS_STACK_SIZE; pyptx `matmul_tma_v33`–`_v35`, already different, lost their one BSSY, a
+/// uniform loop, where ptxas has 15–17 of its own: `passes/reconverge.rs`); a guarded
+/// warp-synchronous instruction is a branch around `WARPSYNC mask` and the instruction, with
+/// `CRS_STACK_SIZE` and its mask register recorded (zluda `vote_all`,
+/// `redux_sync_add_u32_partial`; `passes/reconverge.rs`), and `barrier.cluster.arrive` without
+/// `.explicitcluster` has ptxas's placeholder `NOP` (pyptx `test_barrier_cluster`,
+/// `_aligned`); 245 since every called
 /// `.func` is a subroutine, as ptxas does, whose `CALL` gives `CRS_STACK_SIZE` (zluda `call`,
 /// `call_rnd`, `call_with_mode`, `extern_shared_call`, `mode_conflict`, `vector`,
 /// `shared_unify_extern`; `.reg` parameters passed as registers) and a subroutine's saves are
@@ -54,7 +62,7 @@ const IDENTICAL_FLOOR: usize = 262;
 /// `rcp.{rz,rm,rp}.f64` became ptxas's subroutines, whose `CALL` gives `CRS_STACK_SIZE`
 /// (`lower/slow_path.rs`), and warp-aggregated atomics gave `zluda/atom_add` its
 /// `INT_WARP_WIDE_INSTR_OFFSETS`); the others differ because the code differs: BSSY vs predication or
-/// placeholder NOPs, spill code in ptxc's only: `matmul_tma_v33`, `_v34`, `fa_ws_pingpong`).
+/// spill code in ptxc's only: `matmul_tma_v33`, `_v34`, `fa_ws_pingpong`).
 const SAME_KINDS_FLOOR: usize = 252;
 
 /// PTX → (encoded functions, cubin bytes), or the first line of the first diagnostic.

@@ -947,6 +947,12 @@ fn kernel(
     let mut mbarrier_instrs = Vec::new();
     let mut calls_at: Vec<u32> = Vec::new();
     let mut has_subroutine_call = false;
+    // A guarded warp-synchronous instruction runs after a `WARPSYNC` of its membermask
+    // (`passes/reconverge.rs`); ptxas records that mask for it (below) and writes
+    // CRS_STACK_SIZE for every WARPSYNC (`vote_all_sub`: none of its BSSYs, a `WARPSYNC.ALL`;
+    // probe tests/sass-probes/ptx/setmaxnreg.ptx: two `WARPSYNC.ALL`).
+    let mut has_warpsync = false;
+    let mut warpsync_mask: Option<u32> = None;
     for i in code_instrs {
         let at = i.addr as u32;
         match i.mnemonic {
@@ -978,7 +984,9 @@ fn kernel(
                     });
                 if !activemask {
                     f.attrs.coop_group_offsets.push(at);
-                    f.attrs.coop_group_mask_regids.push(u32::MAX);
+                    f.attrs
+                        .coop_group_mask_regids
+                        .push(warpsync_mask.take().unwrap_or(u32::MAX));
                 }
             }
             "SYNCS" | "ARRIVES" => {
@@ -1006,7 +1014,23 @@ fn kernel(
             // reports the `.maxnreg` value as the register count (set above); its
             // `WARPSYNC.ALL` gets no record (probe tests/sass-probes/ptx/setmaxnreg.ptx).
             "USETMAXREG" => f.attrs.reg_reconfig = true,
-            "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => {}
+            "WARPSYNC" if i.mods == ["ALL"] && mf.setmaxnreg => has_warpsync = true,
+            // The membermask of the next warp-synchronous instruction: the whole warp
+            // (0xffffffff, probe `full_pred`), or its register as 0x5000000 | R (`vote_all`:
+            // `WARPSYNC R0` → 0x5000000; probe `reg_mask`: R4 → 0x5000004).
+            "WARPSYNC" => {
+                has_warpsync = true;
+                warpsync_mask = if i.mods == ["ALL"] {
+                    Some(u32::MAX)
+                } else {
+                    i.operands.iter().find_map(|o| match &o.kind {
+                        OperandKind::Reg(r) if r.file == sass::RegFile::Gpr => {
+                            Some(0x500_0000 | u32::from(r.num))
+                        }
+                        _ => None,
+                    })
+                };
+            }
             // A call out of the module (`lower/isel/call.rs`): ptxas records the CALL's offset
             // as a system call and the callee among the externs (zluda/assertfail: SYSCALL_OFFSETS
             // 0xf0, EXTERNS __assertfail).
@@ -1016,7 +1040,7 @@ fn kernel(
             // (`lower/link.rs`): PC-relative, no record (`tests/sass-probes/ptx/funcs.ptx`).
             "CALL" if i.mods.contains(&"REL") => has_subroutine_call = true,
             "RET" if !mf.subroutines.is_empty() || !mf.is_entry => {}
-            "VOTEU" | "CALL" | "RET" | "WARPSYNC" => diags.push(err(
+            "VOTEU" | "CALL" | "RET" => diags.push(err(
                 af.name.span,
                 format!(
                     "`{}`: ptxc cannot describe `{i}` in the cubin's records yet",
@@ -1047,7 +1071,7 @@ fn kernel(
     // ptxas writes CRS_STACK_SIZE 0 in every kernel whose code has a BSSY (no exception in
     // the corpora and probes).
     // ... and in every kernel with a call to a subroutine (`funcs.ptx`: k_mix has no BSSY).
-    if has_bssy || has_subroutine_call {
+    if has_bssy || has_subroutine_call || has_warpsync {
         f.attrs.crs_stack_size = Some(0);
     }
     // The subroutines linked after the kernel's code: ptxas's local symbols `$kernel$func`,

@@ -180,7 +180,9 @@ fn check_regs(v: &mut Verifier<'_>, b: BlockId, i: usize, inst: &Inst) {
         }
     }
     if matches!(inst.mnemonic, "PHI" | "COPY") {
-        let regs: Vec<RegRef> = inst.regs().collect();
+        // The operands, not the guard: a guarded COPY (a predicated side of a branch,
+        // `passes/reconverge.rs`) reads its predicate too.
+        let regs: Vec<RegRef> = inst.ops.iter().flat_map(Operand::regs).collect();
         if let Some(def) = regs.iter().find(|r| r.def) {
             for u in regs.iter().filter(|r| !r.def) {
                 let (dc, uc) = (reg_class(f, def.reg), reg_class(f, u.reg));

@@ -20,10 +20,17 @@
 //! before the branch, or in a new preheader when the branch sits in a loop of the region.
 //! Nested regions use barriers `B0`, `B1`, … by nesting depth. Runs after `out-of-ssa`, so
 //! redirecting edges needs no PHI surgery.
+//!
+//! Not every divergent branch gets a barrier; before the regions, three steps decide as ptxas
+//! does (`docs/passes/reconverge.md` has the probes): [`branch_around_warpsyncs`] turns a
+//! guarded warp-synchronous instruction into a branch around `WARPSYNC` and it,
+//! [`refine_divergence`] clears the divergence of branches whose predicate a whole-function
+//! analysis finds uniform (a loop counted by a parameter), and [`if_convert`] predicates
+//! divergent regions of at most [`IF_CONVERT_MAX`] instructions a side.
 
 use super::Pass;
 use crate::mir::cfg::{Cfg, reorder};
-use crate::mir::{BlockId, Function, Inst, OpKind, Operand};
+use crate::mir::{BlockId, Function, Guard, Inst, OpKind, Operand, Reg, RegClass};
 use fixedbitset::FixedBitSet;
 use petgraph::algo::dominators;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -39,12 +46,540 @@ impl Pass for Reconverge {
     }
 
     fn run(&self, f: &mut Function) -> Result<(), String> {
+        branch_around_warpsyncs(f);
+        refine_divergence(f);
+        if_convert(f);
         let regions = find_regions(f);
         if regions.is_empty() {
             return Ok(());
         }
         insert_barriers(f, regions)
     }
+}
+
+/// Guarded warp-synchronous instructions become a branch around them, as ptxas compiles them
+/// (zluda `vote_all`, `redux_sync_add_u32_partial`, probes in `docs/passes/reconverge.md`):
+///
+/// ```text
+///   @p WARPSYNC R0             @!p BRA after
+///   @p REDUX.SUM UR6, R7   →       WARPSYNC R0
+///   @p MOV R5, UR6                 REDUX.SUM UR6, R7
+///                                  MOV R5, UR6
+///                            after: …
+/// ```
+///
+/// Instruction selection put the `WARPSYNC` of the membermask under the guard right before the
+/// instruction (`lower/isel/warp.rs`); the region is it and the instructions after it under the
+/// same guard, up to one that writes the guard's register. The branch is divergent (bracketed
+/// by `BSSY`/`BSYNC` below) when the guard may differ between threads and the mask is not the
+/// whole warp: ptxas puts no barrier around `WARPSYNC.ALL`, which itself waits for the warp
+/// (`vote_all_sub`, probe `full_pred`).
+fn branch_around_warpsyncs(f: &mut Function) {
+    let mut b = 0;
+    while b < f.blocks.len() {
+        let id = BlockId(b as u32);
+        b += 1;
+        let Some(at) = f
+            .block(id)
+            .insts
+            .iter()
+            .position(|i| i.mnemonic == "WARPSYNC" && i.guard.is_some())
+        else {
+            continue;
+        };
+        let insts = &f.block(id).insts;
+        let guard = insts[at].guard.expect("guarded");
+        // The `COPY d, old` that out-of-SSA put before a guarded definition of `d` (the value
+        // of `d` where the guard is false) moves up before the region: it must run on both
+        // paths. It can when the region so far neither reads nor writes what it touches.
+        let mut hoisted: Vec<usize> = Vec::new();
+        let mut end = at;
+        while end < insts.len() && !insts[end].is_terminator() {
+            let i = &insts[end];
+            if i.guard.is_none() && i.mnemonic == "COPY" {
+                let touches = |r: Reg| {
+                    insts[at..end]
+                        .iter()
+                        .flat_map(|g| g.ops.iter().flat_map(Operand::regs))
+                        .any(|x| x.reg.vreg().is_some() && x.reg.vreg() == r.vreg())
+                };
+                if i.ops.iter().flat_map(Operand::regs).any(|x| touches(x.reg)) {
+                    break;
+                }
+                hoisted.push(end);
+                end += 1;
+                continue;
+            }
+            if i.guard != Some(guard) {
+                break;
+            }
+            end += 1;
+            if i.defs()
+                .any(|d| d.vreg().is_some() && d.vreg() == guard.pred.vreg())
+            {
+                break;
+            }
+        }
+        // Trailing copies belong after the region.
+        while hoisted.last() == Some(&(end - 1)) {
+            hoisted.pop();
+            end -= 1;
+        }
+        let divergent = insts[at].divergent && insts[at].mods != ["ALL"];
+        let region = f.new_block(None);
+        let after = f.new_block(None);
+        let block = f.block_mut(id);
+        let rest: Vec<Inst> = block.insts.drain(end..).collect();
+        let body: Vec<Inst> = block.insts.drain(at..).collect();
+        for k in hoisted {
+            let copy = body[k - at].clone();
+            block.insts.push(copy);
+        }
+        let mut body: Vec<Inst> = body
+            .into_iter()
+            .filter(|i| !(i.guard.is_none() && i.mnemonic == "COPY"))
+            .collect();
+        for i in &mut body {
+            i.guard = None;
+            i.divergent = false;
+        }
+        let mut bra = Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(after))])
+            .guarded(guard.pred, !guard.neg);
+        bra.divergent = divergent;
+        block.insts.push(bra);
+        let fallthrough = block.fallthrough.replace(region);
+        f.block_mut(region).insts = body;
+        f.block_mut(region).fallthrough = Some(after);
+        f.block_mut(after).insts = rest;
+        f.block_mut(after).fallthrough = fallthrough;
+        // Lay the two new blocks out after the split one.
+        let n = f.blocks.len();
+        let order: Vec<BlockId> = (0..n - 2)
+            .flat_map(|k| {
+                let k = BlockId(k as u32);
+                if k == id {
+                    vec![k, region, after]
+                } else {
+                    vec![k]
+                }
+            })
+            .collect();
+        reorder(f, &order);
+    }
+}
+
+/// Which branches instruction selection called divergent really are, by a divergence analysis
+/// of the whole function: instruction selection looks at one value's definitions and cannot
+/// see through a loop's back edge, so a loop counted by a parameter (`for (i = 0; i < n; i++)`)
+/// looked divergent and got a `BSSY`/`BSYNC` around it, where ptxas knows the counter is the
+/// same in every thread and puts none (`tests/kernels/debug_line_info.ptx`,
+/// `matmul_tiled.ptx`). A loop whose trip count differs between threads keeps its barrier, as
+/// ptxas's does (probe `loop_plain` in `docs/passes/reconverge.md`).
+///
+/// A register is divergent when an instruction writes it that
+/// * is not a pure computation known to give every thread the same result from the same
+///   operands (loads, warp and thread-index reads, anything not listed in [`uniform_op`]),
+/// * reads a divergent register or is guarded by one, or
+/// * sits in the region of a divergent branch (threads that took different paths see
+///   different values after the join; a loop with a divergent exit holds its own body).
+///
+/// Branches start uniform and become divergent as their predicates do, until nothing changes
+/// (a worklist over the users of each register; regions are added once). Only branches
+/// instruction selection marked can lose the mark.
+fn refine_divergence(f: &mut Function) {
+    let branches: Vec<(BlockId, usize)> = f
+        .block_ids()
+        .flat_map(|b| {
+            f.block(b)
+                .insts
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.mnemonic == "BRA" && i.divergent && i.guard.is_some())
+                .map(move |(k, _)| (b, k))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if branches.is_empty() {
+        return;
+    }
+    let cfg = Cfg::new(f);
+    let ipdom = post_dominators(f, &cfg);
+    let mut users: Vec<Vec<(BlockId, usize)>> = vec![Vec::new(); f.vregs.len()];
+    let mut work: Vec<(BlockId, usize)> = Vec::new();
+    for b in f.block_ids() {
+        for (k, i) in f.block(b).insts.iter().enumerate() {
+            for u in i.uses() {
+                if let Some(v) = u.vreg() {
+                    users[v.0 as usize].push((b, k));
+                }
+            }
+            work.push((b, k));
+        }
+    }
+    let mut divergent = FixedBitSet::with_capacity(f.vregs.len());
+    let mut in_region = FixedBitSet::with_capacity(f.blocks.len());
+    let mut branch_divergent = vec![false; branches.len()];
+    loop {
+        while let Some((b, k)) = work.pop() {
+            let i = &f.block(b).insts[k];
+            if !in_region.contains(b.0 as usize) && !diverges(f, i, &divergent) {
+                continue;
+            }
+            for d in i.defs() {
+                if let Some(v) = d.vreg()
+                    && !divergent.put(v.0 as usize)
+                {
+                    work.extend(users[v.0 as usize].iter().copied());
+                }
+            }
+        }
+        let mut changed = false;
+        for (n, &(b, k)) in branches.iter().enumerate() {
+            let guard = f.block(b).insts[k].guard.expect("guarded");
+            if branch_divergent[n] || is_uniform(f, guard.pred, &divergent) {
+                continue;
+            }
+            branch_divergent[n] = true;
+            changed = true;
+            let Some(join) = ipdom[b.0 as usize] else {
+                // The paths never meet: each side's threads compute among themselves.
+                continue;
+            };
+            for &s in cfg.succs(b) {
+                for x in reachable_before(f.blocks.len(), |b| cfg.succs(b), s, join).ones() {
+                    if !in_region.put(x) {
+                        let x = BlockId(x as u32);
+                        work.extend((0..f.block(x).insts.len()).map(|k| (x, k)));
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (&(b, k), d) in branches.iter().zip(branch_divergent) {
+        f.block_mut(b).insts[k].divergent = d;
+    }
+}
+
+/// Whether `r` holds the same value in every thread (by the analysis so far).
+fn is_uniform(f: &Function, r: Reg, divergent: &FixedBitSet) -> bool {
+    match r {
+        Reg::Virt { vreg, .. } => {
+            matches!(f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred)
+                || !divergent.contains(vreg.0 as usize)
+        }
+        Reg::Phys { reg, .. } => {
+            reg.is_zero() || matches!(reg.class, RegClass::Ugpr | RegClass::UPred)
+        }
+    }
+}
+
+/// Whether `i` may give different threads different results (see [`refine_divergence`]).
+fn diverges(f: &Function, i: &Inst, divergent: &FixedBitSet) -> bool {
+    if i.guard.is_some_and(|g| !is_uniform(f, g.pred, divergent)) {
+        return true;
+    }
+    // The uniform datapath computes one value for the warp.
+    if i.defs().all(|d| match d {
+        Reg::Virt { vreg, .. } => matches!(f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred),
+        Reg::Phys { reg, .. } => matches!(reg.class, RegClass::Ugpr | RegClass::UPred),
+    }) {
+        return false;
+    }
+    if !uniform_op(i) {
+        return true;
+    }
+    i.ops.iter().any(|o| match &o.kind {
+        OpKind::Reg(r) if !r.def => !is_uniform(f, r.reg, divergent),
+        OpKind::Mem { .. } | OpKind::CBank { base: Some(_), .. } | OpKind::Prior(_) => true,
+        _ => false,
+    })
+}
+
+/// Pure computations whose result depends only on their operands (the vector instructions
+/// instruction selection knows uniform twins of, `lower/isel/uniform.rs`, and `COPY`); `S2R`
+/// only of the block's coordinates (`SR_CTAID.*`, …), not of the thread's.
+fn uniform_op(i: &Inst) -> bool {
+    match i.mnemonic {
+        "COPY" | "LDC" | "MOV" | "IADD3" | "VIADD" | "LEA" | "SHF" | "LOP3" | "IMAD" | "PRMT"
+        | "SEL" | "ISETP" | "PLOP3" => true,
+        "S2R" => i
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::SReg(n) if matches!(n, 0x25..=0x27 | 0x2f | 0x88))),
+        _ => false,
+    }
+}
+
+/// The most instructions ptxas predicates on one side of a divergent branch (probes `k1`–`k32`,
+/// `d1`–`d9_9` in `docs/passes/reconverge.md`: a skipped block of 8 `IMAD`s is predicated,
+/// of 9 bracketed; an if/else of 7 + 7 predicated, 8 + 1 bracketed: the `then` side's branch
+/// over the `else` side counts).
+const IF_CONVERT_MAX: usize = 8;
+
+/// Small divergent branch regions become predicated code instead of a `BSSY`/`BSYNC` region,
+/// as ptxas does (`tests/kernels/warp_reduce.ptx`: `@!P0 LDC.64; @!P0 IMAD.WIDE; @!P0 LDG`
+/// where the PTX branches over a bounds-checked load):
+///
+/// ```text
+///   @p BRA join              @!p LDG R2, [R4]      (the skipped side, under !p)
+///      LDG R2, [R4]     →     …
+///   join: …                  join: …
+/// ```
+///
+/// A side is a block whose only predecessor is the branch block and only successor the join
+/// (or nothing: the branch goes straight to the join), without branches, barriers, warp-wide
+/// or uniform-datapath instructions, and with at most [`IF_CONVERT_MAX`] instructions (copies
+/// not counted; the fall-through side of an if/else counts its branch too). Pure instructions
+/// that write only temporaries of their side run unguarded (the other threads never read
+/// them); the others take the side's guard. A guarded write of a value with no definition
+/// outside the sides would make it live from the function's entry; a `COPY d, t` right after
+/// it is folded into it (`@!p LDG d`), else the region keeps its barrier.
+fn if_convert(f: &mut Function) {
+    let cfg = Cfg::new(f);
+    let ipdom = post_dominators(f, &cfg);
+    // How many instructions write and read each register.
+    let mut defs_of = vec![0u32; f.vregs.len()];
+    let mut uses_of = vec![0u32; f.vregs.len()];
+    for b in &f.blocks {
+        for i in &b.insts {
+            for d in i.defs() {
+                if let Some(v) = d.vreg() {
+                    defs_of[v.0 as usize] += 1;
+                }
+            }
+            for u in i.uses() {
+                if let Some(v) = u.vreg() {
+                    uses_of[v.0 as usize] += 1;
+                }
+            }
+        }
+    }
+    let counts = (defs_of.as_slice(), uses_of.as_slice());
+    let mut changed = false;
+    for b in f.block_ids().collect::<Vec<_>>() {
+        if !cfg.is_reachable(b) {
+            continue;
+        }
+        let Some(join) = ipdom[b.0 as usize] else {
+            continue;
+        };
+        let insts = &f.block(b).insts;
+        let Some(k) = insts
+            .iter()
+            .position(|i| i.mnemonic == "BRA" && i.divergent && i.guard.is_some())
+        else {
+            continue;
+        };
+        let guard = insts[k].guard.expect("guarded");
+        let Some(taken) = insts[k].targets().next() else {
+            continue;
+        };
+        let not_taken = match &insts[k + 1..] {
+            [] => f.block(b).fallthrough,
+            [bra] if bra.mnemonic == "BRA" && bra.guard.is_none() => bra.targets().next(),
+            _ => None,
+        };
+        let Some(not_taken) = not_taken else { continue };
+        if taken == not_taken || guard.pred.vreg().is_none() {
+            continue;
+        }
+        let (Some(fall), Some(jump)) = (
+            side(f, &cfg, b, not_taken, join),
+            side(f, &cfg, b, taken, join),
+        ) else {
+            continue;
+        };
+        let size = |s: &[Inst]| s.iter().filter(|i| i.mnemonic != "COPY").count();
+        let fall_cost = size(&fall) + usize::from(!jump.is_empty());
+        if fall_cost > IF_CONVERT_MAX || size(&jump) > IF_CONVERT_MAX {
+            continue;
+        }
+        let not = Guard {
+            pred: guard.pred,
+            neg: !guard.neg,
+        };
+        let (Some(fall), Some(jump)) =
+            (predicate(fall, not, counts), predicate(jump, guard, counts))
+        else {
+            continue;
+        };
+        let block = f.block_mut(b);
+        block.insts.truncate(k);
+        block.insts.extend(fall);
+        block.insts.extend(jump);
+        block.fallthrough = Some(join);
+        changed = true;
+    }
+    if changed {
+        crate::mir::cfg::remove_unreachable(f);
+    }
+}
+
+/// The instructions of one side of the branch in `b` that goes to `to` (empty when `to` is the
+/// join), when the side can be predicated.
+fn side(f: &Function, cfg: &Cfg, b: BlockId, to: BlockId, join: BlockId) -> Option<Vec<Inst>> {
+    if to == join {
+        return Some(Vec::new());
+    }
+    if cfg.preds(to) != [b] || cfg.succs(to) != [join] {
+        return None;
+    }
+    let mut insts = f.block(to).insts.clone();
+    if insts
+        .last()
+        .is_some_and(|i| i.mnemonic == "BRA" && i.guard.is_none())
+    {
+        insts.pop();
+    }
+    insts.iter().all(predicable).then_some(insts)
+}
+
+/// Whether `i` can run under a guard in place of a branch around it.
+fn predicable(i: &Inst) -> bool {
+    let unpredicable = i.mnemonic.starts_with('U')
+        || matches!(
+            i.mnemonic,
+            "BAR"
+                | "BSSY"
+                | "BSYNC"
+                | "WARPSYNC"
+                | "CALL"
+                | "RET"
+                | "EXIT"
+                | "BRA"
+                | "BRX"
+                | "JMP"
+                | "JMX"
+                | "SHFL"
+                | "VOTE"
+                | "MATCH"
+                | "REDUX"
+                | "ELECT"
+                | "WARPGROUP"
+                | "HGMMA"
+                | "QGMMA"
+                | "SYNCS"
+                | "ARRIVES"
+                | "MEMBAR"
+                | "ERRBAR"
+                | "CGAERRBAR"
+                | "CCTL"
+                | "FENCE"
+                | "DEPBAR"
+                | "LDGDEPBAR"
+                | "NANOSLEEP"
+                | "BPT"
+                | "S2UR"
+                | "R2UR"
+                | "LEPC"
+                | "NOP"
+                | "PHI"
+                | "BMOV"
+        );
+    !unpredicable
+        && i.guard.is_none()
+        && i.mbarrier.is_none()
+        && !i.warp_wide
+        && !i.frame_save
+        && i.defs().all(|d| match d {
+            Reg::Virt { .. } => true,
+            Reg::Phys { reg, .. } => reg.is_zero(),
+        })
+}
+
+/// One side's instructions under `guard` (see [`if_convert`]); `None` when a guarded write
+/// would be the only definition of its value.
+fn predicate(
+    side: Vec<Inst>,
+    guard: Guard,
+    (defs_of, uses_of): (&[u32], &[u32]),
+) -> Option<Vec<Inst>> {
+    let mut here = vec![0u32; 0];
+    let count_here = |v: usize, here: &mut Vec<u32>| {
+        if here.len() <= v {
+            here.resize(v + 1, 0);
+        }
+        here[v] += 1;
+    };
+    for i in &side {
+        for d in i.defs() {
+            if let Some(v) = d.vreg() {
+                count_here(v.0 as usize, &mut here);
+            }
+        }
+    }
+    // Whether every definition of `v` is on this side.
+    let local = |v: usize, here: &Vec<u32>| here.get(v).copied().unwrap_or(0) == defs_of[v];
+    if side.iter().any(|i| {
+        i.defs()
+            .any(|d| d.vreg().is_some() && d.vreg() == guard.pred.vreg())
+    }) {
+        return None;
+    }
+    let mut out: Vec<Inst> = Vec::with_capacity(side.len());
+    let mut k = 0;
+    while k < side.len() {
+        let mut i = side[k].clone();
+        k += 1;
+        let temps_only = i
+            .defs()
+            .all(|d| d.vreg().is_some_and(|v| local(v.0 as usize, &here)));
+        let reg_base = i
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::CBank { base: Some(_), .. }));
+        if uniform_op(&i) && !reg_base && temps_only && i.defs().all(|d| d.vreg().is_some()) {
+            out.push(i);
+            continue;
+        }
+        let mut dangling: Vec<Reg> = i
+            .defs()
+            .filter(|d| d.vreg().is_some_and(|v| local(v.0 as usize, &here)))
+            .collect();
+        if !dangling.is_empty() {
+            // `X t; COPY d, t` with `t` written once and read only there: `X d`.
+            let [t] = dangling[..] else { return None };
+            let next = side.get(k)?;
+            let (
+                Some(Operand {
+                    kind: OpKind::Reg(d),
+                    ..
+                }),
+                Some(Operand {
+                    kind: OpKind::Reg(s),
+                    ..
+                }),
+            ) = (next.ops.first(), next.ops.get(1))
+            else {
+                return None;
+            };
+            if next.mnemonic != "COPY"
+                || s.reg != t
+                || defs_of[t.vreg()?.0 as usize] != 1
+                || uses_of[t.vreg()?.0 as usize] != 1
+                || d.reg.count() != t.count()
+                || d.reg.vreg().is_none_or(|v| local(v.0 as usize, &here))
+            {
+                return None;
+            }
+            for o in &mut i.ops {
+                if let OpKind::Reg(r) = &mut o.kind
+                    && r.def
+                    && r.reg == t
+                {
+                    r.reg = d.reg;
+                }
+            }
+            k += 1;
+            dangling.clear();
+        }
+        i.guard = Some(guard);
+        out.push(i);
+    }
+    Some(out)
 }
 
 /// A divergent branch and the blocks until its paths meet.

@@ -6,7 +6,7 @@
 //! * `getctarank` is `SHF.L.U64.HI d, a, 0x8, RZ`, i.e. `a >> 24`.
 //! * `barrier.cluster.arrive/wait` are `UCGABAR_ARV`/`UCGABAR_WAIT` (+ `CCTL.IVALL`), but unless
 //!   the kernel has `.explicitcluster` both sit behind a run-time test of `c[0x0][0x140] == 1`;
-//!   without it the arrive is skipped and the wait is `BAR.SYNC 0` (§e.1).
+//!   without it the arrive is a placeholder `NOP` and the wait is `BAR.SYNC 0` (§e.1).
 //! * Every release at GPU/cluster/SYS scope is `MEMBAR…; ERRBAR; CGAERRBAR`, every acquire ends
 //!   in `CCTL.IVALL`, `.cluster` scope is `.GPU` (§e.2–4); `fence.mbarrier_init` emits nothing.
 //! * `elect.sync` is `ELECT P, UR, PT` — the member mask is not encoded (§e.11).
@@ -285,7 +285,12 @@ impl Cx<'_> {
         if self.explicit_cluster {
             arrive(self);
         } else {
-            self.if_explicit_cluster(arrive, None::<fn(&mut Self)>);
+            // Not launched as a cluster: a `NOP` the driver may patch, listed in
+            // EIATTR_COOP_GROUP_INSTR_OFFSETS with the full mask (as for `bar.warp.sync -1`;
+            // probes 06_barrier_cluster/arrive*__none: `@!P0 BRA nop; MEMBAR…; UCGABAR_ARV;
+            // BRA join; nop: NOP`, COOP_GROUP 0xd0 / 0xffffffff; the wait has none).
+            let placeholder = |cx: &mut Self| cx.emit(Inst::new("NOP", &[], vec![]));
+            self.if_explicit_cluster(arrive, Some(placeholder));
         }
         true
     }

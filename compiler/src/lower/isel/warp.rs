@@ -4,6 +4,13 @@
 //! ptxas encodes no membermask: `shfl.sync … 0xffff` and `vote.sync … %r` give the same
 //! SHFL/VOTE as `-1` (the mask is evaluated into a dead register at most).
 //!
+//! A *guarded* warp-synchronous instruction is different: ptxas branches around it and waits
+//! for the membermask first, `@!p BRA after; WARPSYNC.ALL` (mask -1) or `MOV R, mask;
+//! WARPSYNC R` (any other mask, in a `BSSY`/`BSYNC` region), then the instruction unguarded
+//! (zluda `vote_all`, `redux_sync_add_u32_partial`; probe in `docs/passes/reconverge.md`).
+//! Instruction selection emits the `WARPSYNC` under the guard right before the instruction;
+//! `reconverge` makes the branch.
+//!
 //! | PTX | SASS |
 //! |---|---|
 //! | `shfl.sync.<mode>.b32 d\|p, a, b, c, m` | `SHFL.<IDX,UP,DOWN,BFLY> P, d, a, b, c` (`c = 0` as `RZ`) |
@@ -18,10 +25,35 @@ use super::address::{pt, use_};
 use super::{Cx, Dst, PtxOp};
 use crate::frontend::ast;
 use crate::frontend::check::eval_const;
-use crate::frontend::types::Kind;
+use crate::frontend::types::{Kind, Ty};
 use crate::mir::*;
 
 impl Cx<'_> {
+    /// Under a per-thread guard, the `WARPSYNC` of `mask` that `reconverge` turns into a branch
+    /// around the warp-synchronous instruction emitted next (see the module documentation). Its
+    /// `divergent` flag says whether the guard may differ between the warp's threads.
+    fn warpsync_if_guarded(&mut self, mask: Option<&ast::Operand>) {
+        let (Some((pred, _)), Some(mask)) = (self.guard, mask) else {
+            return;
+        };
+        let Reg::Virt { vreg, .. } = pred else { return };
+        if self.f.vreg(vreg).class != RegClass::Pred {
+            return;
+        }
+        let Some(v) = self.src(mask, Ty::parse("b32").expect("b32"), 1) else {
+            return;
+        };
+        let mut inst = match v {
+            super::Val::Imm(k) if k as u32 == u32::MAX => Inst::new("WARPSYNC", &["ALL"], vec![]),
+            other => {
+                let r = self.to_reg(other, 1);
+                Inst::new("WARPSYNC", &[], vec![use_(r)])
+            }
+        };
+        inst.divergent = !self.is_uniform(pred);
+        self.emit(inst);
+    }
+
     /// The destinations of `d|p` (either may be missing), or of a plain `d`.
     fn dst_pair(&mut self, op: &ast::Operand) -> Option<(Option<Dst>, Option<Dst>)> {
         match op {
@@ -111,6 +143,7 @@ impl Cx<'_> {
         };
         let dr = dd.as_ref().map_or(Reg::phys(PReg::RZ), Dst::reg);
         let pr = dp.as_ref().map_or(Reg::phys(PReg::PT), Dst::reg);
+        self.warpsync_if_guarded(op.operands().get(4));
         let inst = Inst::new(
             "SHFL",
             &[mode],
@@ -142,6 +175,7 @@ impl Cx<'_> {
             return true;
         };
         let Some(dst) = self.dst(d) else { return false };
+        self.warpsync_if_guarded(op.operands().get(2));
         let inst = if mode == "BALLOT" {
             Inst::new(
                 "VOTE",
@@ -192,6 +226,7 @@ impl Cx<'_> {
         if words == 2 {
             mods.push("U64");
         }
+        self.warpsync_if_guarded(op.operands().get(2));
         let mut ops = Vec::new();
         if all {
             let pr = dp.as_ref().map_or(Reg::phys(PReg::PT), Dst::reg);
@@ -244,6 +279,7 @@ impl Cx<'_> {
         }
         let mut inst = Inst::new("REDUX", &[], vec![Operand::def(u), use_(ra)]);
         inst.mods = mods;
+        self.warpsync_if_guarded(op.operands().get(2));
         self.emit(inst);
         self.emit_def(
             &dst,
