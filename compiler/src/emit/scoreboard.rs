@@ -1752,7 +1752,11 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut outs: Vec<Ready> = vec![Ready::new(); nb];
     let mut pad = vec![0i64; nb];
     let mut issue = vec![0i64; n + 1];
-    let mut reason: Vec<String> = vec![String::new(); n];
+    let mut reason: Vec<Reason> = vec![Reason::None; n];
+    let mut memo = Memo::new(m, nodes);
+    // The entry (ready times, pad) each block was last timed with: a block whose entry did not
+    // change is not timed again (its results would be the same).
+    let mut timed_with: Vec<Option<(Ready, i64)>> = vec![None; nb];
     let mut gap_after = vec![1i64; n];
     let mut cap = vec![15i64; n];
     for _round in 0..64 {
@@ -1772,24 +1776,27 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
                     }
                 }
             }
-            let out = time_block(
-                code,
-                nodes,
-                m,
-                s,
-                e,
-                &ready_in,
-                pad[b],
-                falls_into_join[b],
-                &waits_on_prev,
-                &mut issue,
-                &mut reason,
-                &mut gap_after,
-                &mut cap,
-            );
-            if out != outs[b] {
-                outs[b] = out;
-                changed = true;
+            if timed_with[b].as_ref() != Some(&(ready_in.clone(), pad[b])) {
+                let out = time_block(
+                    code,
+                    nodes,
+                    &mut memo,
+                    s,
+                    e,
+                    &ready_in,
+                    pad[b],
+                    falls_into_join[b],
+                    &waits_on_prev,
+                    &mut issue,
+                    &mut reason,
+                    &mut gap_after,
+                    &mut cap,
+                );
+                timed_with[b] = Some((ready_in, pad[b]));
+                if out != outs[b] {
+                    outs[b] = out;
+                    changed = true;
+                }
             }
             if issue[s] > 0 {
                 for &p in &g.preds[b] {
@@ -1835,7 +1842,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             ctrl[k].stall = 0;
             why[k].stall = "the next instruction waits for the registers to be given back".into();
         }
-        why[k].stall = reason[k].clone();
+        why[k].stall = reason[k].text();
     }
 
     // Padding: BRA self and NOPs with stall 0.
@@ -1919,6 +1926,116 @@ fn is_wait_nop(i: &Instr) -> bool {
     i.mnemonic == "UIADD3" && i.guard.neg && i.guard.pred == crate::target::sm90a::UPT
 }
 
+/// What set an instruction's stall ([`Why::stall`]), spelled out only once the timing is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reason {
+    None,
+    Next,
+    Overwrites(usize),
+    IssueDistance(usize),
+    WaitsOn(usize),
+    Reads(usize),
+    ReadsEarlier(usize),
+    EndOfBlock,
+    WrittenBack(usize),
+    NextBlockOverwrites(usize),
+    InFlight(i64),
+}
+
+impl Reason {
+    fn text(self) -> String {
+        match self {
+            Reason::None => String::new(),
+            Reason::Next => "the next instruction may issue 1 cycle later".into(),
+            Reason::Overwrites(x) => format!("the next instruction overwrites a source of #{x}"),
+            Reason::IssueDistance(x) => {
+                format!("issue distance of the next instruction from #{x}")
+            }
+            Reason::WaitsOn(x) => {
+                format!("the next instruction waits on a scoreboard set by #{x}")
+            }
+            Reason::Reads(p) => format!("the next instruction reads a result of #{p}"),
+            Reason::ReadsEarlier(p) => {
+                format!("the next instruction reads a result of #{p} (earlier block)")
+            }
+            Reason::EndOfBlock => "end of block (issue distance to any next instruction)".into(),
+            Reason::WrittenBack(p) => {
+                format!("results of #{p} written back before the branch target")
+            }
+            Reason::NextBlockOverwrites(x) => {
+                format!("a next block may overwrite a source of #{x}")
+            }
+            Reason::InFlight(pad) => format!(
+                "a next block's first instruction reads a result still in flight ({pad} cycles)"
+            ),
+        }
+    }
+}
+
+/// The latency model's answers for the instructions of one function, remembered in tables
+/// indexed by the function's distinct classes: the timing asks for the same few pairs at every
+/// instruction, and a table lookup is cheaper than the model's own memo (a thread-local map).
+struct Memo<'m> {
+    m: &'m latency::Model,
+    nodes: &'m [Node],
+    /// The number of each instruction's class among the function's distinct classes.
+    class: Vec<usize>,
+    classes: usize,
+    /// `issue.csv` cycles of (first, second) class, when known: `Some(None)` for no row.
+    issue: Vec<Option<Option<u8>>>,
+    /// [`raw_distance`] of (producer, consumer, operand), when known.
+    raw: Vec<Option<i64>>,
+}
+
+impl<'m> Memo<'m> {
+    fn new(m: &'m latency::Model, nodes: &'m [Node]) -> Memo<'m> {
+        let mut seen: HashMap<(&str, &str, Kind), usize> = HashMap::default();
+        let class: Vec<usize> = nodes
+            .iter()
+            .map(|n| {
+                let next = seen.len();
+                *seen
+                    .entry((n.class.class, n.class.pipe, n.class.kind))
+                    .or_insert(next)
+            })
+            .collect();
+        let classes = seen.len();
+        Memo {
+            m,
+            nodes,
+            class,
+            classes,
+            issue: vec![None; classes * classes],
+            raw: vec![None; classes * classes * OPERANDS],
+        }
+    }
+
+    /// The `issue.csv` distance from instruction `a` to instruction `b`, if a row applies.
+    fn issue(&mut self, a: usize, b: usize) -> Option<u8> {
+        let at = self.class[a] * self.classes + self.class[b];
+        *self.issue[at].get_or_insert_with(|| {
+            self.m
+                .issue_row(&self.nodes[a].class, &self.nodes[b].class)
+                .map(|r| r.cycles)
+        })
+    }
+
+    /// [`raw_distance`] from producer `p` to consumer `c` through `op`.
+    fn raw_distance(&mut self, p: usize, c: usize, op: Operand) -> i64 {
+        let o = match op {
+            Operand::File(f) => f as usize,
+            Operand::Guard => OPERANDS - 1,
+        };
+        let at = (self.class[p] * self.classes + self.class[c]) * OPERANDS + o;
+        *self.raw[at].get_or_insert_with(|| {
+            raw_distance(self.m, &self.nodes[p].class, &self.nodes[c].class, op)
+        })
+    }
+}
+
+/// The operands of [`Operand`]: a register of each of the five files, or the guard.
+const OPERANDS: usize = 6;
+
 /// Issue cycles of the instructions `s..e` of a block (relative to the block's first issue),
 /// given the ready times of registers written before the block. Returns the ready times left
 /// at the block's end, relative to the cycle after its last instruction.
@@ -1926,7 +2043,7 @@ fn is_wait_nop(i: &Instr) -> bool {
 fn time_block(
     code: &[Instr],
     nodes: &[Node],
-    m: &latency::Model,
+    memo: &mut Memo,
     s: usize,
     e: usize,
     ready_in: &Ready,
@@ -1934,7 +2051,7 @@ fn time_block(
     into_join: bool,
     waits_on_prev: &[bool],
     issue: &mut [i64],
-    reason: &mut [String],
+    reason: &mut [Reason],
     gap_after: &mut [i64],
     cap: &mut [i64],
 ) -> Ready {
@@ -1947,10 +2064,7 @@ fn time_block(
         // Whether `t` is set by a tensor-core result (ptxas then stalls at most 11 cycles per
         // instruction, with NOPs for the rest: `zluda/mma_*`).
         let mut tensor_wait = false;
-        let mut why = String::from("1");
-        if k > s {
-            why = "the next instruction may issue 1 cycle later".into();
-        }
+        let mut why = Reason::Next;
         // Issue distances from earlier instructions of the block.
         for x in (s..k).rev() {
             if issue[k - 1] - issue[x] > WINDOW {
@@ -1971,7 +2085,7 @@ fn time_block(
                 if at > t {
                     t = at;
                     tensor_wait = false;
-                    why = format!("the next instruction overwrites a source of #{x}");
+                    why = Reason::Overwrites(x);
                 }
             }
             // A `CALL` keeps its issue distance even from an instruction that writes a register
@@ -1982,28 +2096,24 @@ fn time_block(
             if (reads_result && node.flow != Flow::Call) || never_runs(&code[x]) {
                 continue;
             }
-            let row = m.issue_row(&p.class, &node.class);
-            if let Some(r) = row {
-                let at = issue[x] + r.cycles as i64;
+            if let Some(cycles) = memo.issue(x, k) {
+                let at = issue[x] + cycles as i64;
                 if at > t {
                     t = at;
                     tensor_wait = false;
-                    why = format!("issue distance of the next instruction from #{x}");
+                    why = Reason::IssueDistance(x);
                 }
             }
         }
         if k > s && waits_on_prev[k] && issue[k - 1] + SB_SET_TO_WAIT > t {
             t = issue[k - 1] + SB_SET_TO_WAIT;
             tensor_wait = false;
-            why = format!(
-                "the next instruction waits on a scoreboard set by #{}",
-                k - 1
-            );
+            why = Reason::WaitsOn(k - 1);
         }
         // Read-after-write latencies.
-        let mut seen = BTreeSet::new();
-        for &u in &node.reads {
-            if !seen.insert(u) {
+        for (r, &u) in node.reads.iter().enumerate() {
+            // Each register once.
+            if node.reads[..r].contains(&u) {
                 continue;
             }
             let op = if Some(u) == node.guard {
@@ -2022,24 +2132,24 @@ fn time_block(
                 if var_into_call(p) {
                     continue;
                 }
-                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
+                let lat = memo.raw_distance(p, k, op);
                 let at = issue[p] + lat;
                 if at > t {
                     t = at;
                     tensor_wait = nodes[p].class.pipe == "tensor";
-                    why = format!("the next instruction reads a result of #{p}");
+                    why = Reason::Reads(p);
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
                 if var_into_call(p) {
                     continue;
                 }
                 // `left` is measured from the block's first issue: the consumer's latency.
-                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
+                let lat = memo.raw_distance(p, k, op);
                 let at = left + lat;
                 if at > t {
                     t = at;
                     tensor_wait = nodes[p].class.pipe == "tensor";
-                    why = format!("the next instruction reads a result of #{p} (earlier block)");
+                    why = Reason::ReadsEarlier(p);
                 }
             }
         }
@@ -2072,10 +2182,11 @@ fn time_block(
         }
     }
     if e > s {
-        reason[e - 1] = "end of block (issue distance to any next instruction)".into();
+        reason[e - 1] = Reason::EndOfBlock;
     }
     // Ready times at the end: relative issue of the producer, shifted so that 0 is the cycle
     // after the last instruction of the block.
+    let m = memo.m;
     let mut end = issue[e - 1] + block_end_gap(nodes, m, e - 1);
     if drains(&nodes[e - 1]) || into_join {
         let after = after_branch_class();
@@ -2086,7 +2197,7 @@ fn time_block(
             let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
             if issue[p] + lat > end {
                 end = issue[p] + lat;
-                reason[e - 1] = format!("results of #{p} written back before the branch target");
+                reason[e - 1] = Reason::WrittenBack(p);
             }
         }
     }
@@ -2098,14 +2209,12 @@ fn time_block(
         }
         if nodes[x].class.pipe == "tensor" {
             end = issue[x] + TENSOR_WAR;
-            reason[e - 1] = format!("a next block may overwrite a source of #{x}");
+            reason[e - 1] = Reason::NextBlockOverwrites(x);
         }
     }
     if pad > 0 {
         end += pad;
-        reason[e - 1] = format!(
-            "a next block's first instruction reads a result still in flight ({pad} cycles)"
-        );
+        reason[e - 1] = Reason::InFlight(pad);
     }
     gap_after[e - 1] = end - issue[e - 1];
     // A result whose latency has certainly passed (by the largest latency of the model) cannot
