@@ -573,12 +573,21 @@ impl<'a> IntoIterator for &'a UnitSet {
 /// Unites `from` into `into`: whether a register was added, and whether anything was (an event
 /// of `from` without registers is added without counting as a change).
 fn merge(into: &mut State, from: &State) -> (bool, bool) {
+    // The first merge into a block (the only one for a block with one predecessor) copies.
+    if into.0.is_empty() {
+        into.0.clone_from(&from.0);
+        let changed = from.0.iter().any(|(_, regs)| !regs.is_empty());
+        return (changed, !from.0.is_empty());
+    }
     let mut changed = false;
     let mut modified = false;
     for (e, regs) in &from.0 {
         match into.0.binary_search_by_key(e, |x| x.0) {
             Ok(p) => {
                 let slot = &mut into.0[p].1;
+                if slot == regs {
+                    continue;
+                }
                 for r in regs {
                     changed |= slot.insert(*r);
                 }
