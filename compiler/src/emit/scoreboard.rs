@@ -548,7 +548,8 @@ impl UnitSet {
         self.0.len()
     }
     pub fn is_subset(&self, other: &UnitSet) -> bool {
-        self.0.iter().all(|u| other.contains(u))
+        // A register whose signature bit `other` lacks is certainly not in `other`.
+        self.1 & !other.1 == 0 && self.0.iter().all(|u| other.contains(u))
     }
 }
 
