@@ -481,8 +481,24 @@ fn ev_is_read(e: Ev) -> bool {
     e % 2 == 1
 }
 
-/// Pending events and the registers each still covers.
-type State = BTreeMap<Ev, UnitSet>;
+/// Pending events and the registers each still covers, sorted by event. A sorted vector, not a
+/// map: the state holds a handful of events (7.5 on average over the generated straight-line
+/// kernel of 8 120 instructions), and straight-line code only ever appends to it.
+#[derive(Clone, Debug, Default)]
+struct State(Vec<(Ev, UnitSet)>);
+
+impl State {
+    /// Sets the registers of `e`, adding the event if it is not pending.
+    fn insert(&mut self, e: Ev, regs: UnitSet) {
+        match self.0.binary_search_by_key(&e, |x| x.0) {
+            Ok(p) => self.0[p].1 = regs,
+            Err(p) => self.0.insert(p, (e, regs)),
+        }
+    }
+    fn keys(&self) -> impl Iterator<Item = Ev> + '_ {
+        self.0.iter().map(|x| x.0)
+    }
+}
 
 /// A small ordered set of registers: the few an event covers (measured on the generated
 /// straight-line and loop kernels: 8 pending events of under 2 registers each on average). A
@@ -532,7 +548,8 @@ impl UnitSet {
         self.0.len()
     }
     pub fn is_subset(&self, other: &UnitSet) -> bool {
-        self.0.iter().all(|u| other.contains(u))
+        // A register whose signature bit `other` lacks is certainly not in `other`.
+        self.1 & !other.1 == 0 && self.0.iter().all(|u| other.contains(u))
     }
 }
 
@@ -554,15 +571,36 @@ impl<'a> IntoIterator for &'a UnitSet {
     }
 }
 
-fn merge(into: &mut State, from: &State) -> bool {
+/// Unites `from` into `into`: whether a register was added, and whether anything was (an event
+/// of `from` without registers is added without counting as a change).
+fn merge(into: &mut State, from: &State) -> (bool, bool) {
+    // The first merge into a block (the only one for a block with one predecessor) copies.
+    if into.0.is_empty() {
+        into.0.clone_from(&from.0);
+        let changed = from.0.iter().any(|(_, regs)| !regs.is_empty());
+        return (changed, !from.0.is_empty());
+    }
     let mut changed = false;
-    for (e, regs) in from {
-        let slot = into.entry(*e).or_default();
-        for r in regs {
-            changed |= slot.insert(*r);
+    let mut modified = false;
+    for (e, regs) in &from.0 {
+        match into.0.binary_search_by_key(e, |x| x.0) {
+            Ok(p) => {
+                let slot = &mut into.0[p].1;
+                if slot == regs {
+                    continue;
+                }
+                for r in regs {
+                    changed |= slot.insert(*r);
+                }
+            }
+            Err(p) => {
+                changed |= !regs.is_empty();
+                modified = true;
+                into.0.insert(p, (*e, regs.clone()));
+            }
         }
     }
-    changed
+    (changed, changed || modified)
 }
 
 /// The control word of the padding after the code (`BRA` to itself, `NOP`s) and of anything
@@ -722,219 +760,405 @@ fn releases_always(node: &Node) -> bool {
     node.class.pipe == "tma" && node.class.class != "UTMACMDFLUSH"
 }
 
-/// One step of the event dataflow: returns the events `k` needs (reduced by in-order
-/// completion), and updates the state. `colour` (when known) completes every pending event
-/// sharing a waited scoreboard.
-fn step(
-    k: usize,
-    nodes: &[Node],
-    block_of: &[usize],
-    state: &mut State,
-    colour: Option<&HashMap<Ev, u8>>,
-) -> (BTreeSet<Ev>, u8) {
-    let node = &nodes[k];
-    let mut needed: BTreeSet<Ev> = BTreeSet::new();
-    if waits_all(node) {
-        needed.extend(state.keys().copied());
-    } else {
-        // Loop invariants, and the register signatures that reject most events at once.
-        let node_dealloc = dealloc(node);
-        let node_exit = node.class.class == "EXIT";
-        let w_sig = signature(&node.writes);
-        let rw_sig = w_sig | signature(&node.reads);
-        for (e, regs) in state.iter() {
-            let hit = if nodes[ev_instr(*e)].next_waits.is_some() {
-                ev_instr(*e) + 1 == k
-            } else if node_dealloc && ev_is_read(*e) {
-                // Registers are given back: every pending read of a vector register completes
-                // first (`USETMAXREG.DEALLOC` waits on the read scoreboard of the `STS.64 … R4`
-                // before it in `pyptx/fa_ws_pingpong`; a pending `LDC R1` result is not waited).
-                regs.iter().any(|r| r.0 == RegFile::Gpr)
-            } else if !ev_is_read(*e) && nodes[ev_instr(*e)].completion {
-                node.awaits_completions
-                    || (regs.meets(w_sig) && regs.iter().any(|r| node.writes.contains(r)))
-            } else if ev_is_read(*e) {
-                (regs.meets(w_sig) && node.writes.iter().any(|r| regs.contains(r)))
-                    || (node_exit && releases_always(&nodes[ev_instr(*e)]))
-            } else if dealloc(&nodes[ev_instr(*e)]) {
-                true
-            } else {
-                regs.meets(rw_sig)
-                    && node
-                        .reads
-                        .iter()
-                        .chain(&node.writes)
-                        .any(|r| regs.contains(r))
-            };
-            if hit {
-                needed.insert(*e);
+/// No in-order queue, or no scoreboard (in [`Info`] and the dense colour tables).
+const NONE: u8 = u8::MAX;
+
+/// What the event dataflow asks of an instruction at every step, worked out once per function
+/// ([`Events::new`]) instead of at each of the six walks over the function: the flags of the
+/// rules, the in-order queues as small numbers instead of names, register signatures, and the
+/// register sets of the instruction's own events.
+#[derive(Clone, Debug, Default)]
+struct Info {
+    /// Signatures of the registers written, and of those read or written.
+    w_sig: u64,
+    rw_sig: u64,
+    /// [`waits_all`], [`dealloc`], `EXIT`, [`Node::awaits_completions`].
+    waits_all: bool,
+    dealloc: bool,
+    exit: bool,
+    awaits_completions: bool,
+    /// As the instruction of a pending event: [`Node::next_waits`] is set,
+    /// [`Node::completion`], [`releases_always`].
+    next_waits: bool,
+    completion: bool,
+    releases_always: bool,
+    /// The in-order queue of its results, of its source releases, and the queue by which waits
+    /// on its source release reduce (`NONE` for `STS`: ptxas waits on each store, [`step`]).
+    queue: u8,
+    read_queue: u8,
+    release_queue: u8,
+    /// The registers of its own write and read events, when it starts them.
+    own_write: Option<UnitSet>,
+    own_read: Option<UnitSet>,
+    /// Its read event retires the older ones of its read queue that it covers.
+    retires: bool,
+}
+
+/// Bits of [`Events::flags`], one byte per pending event during a step.
+const HIT: u8 = 1; // the instruction needs the event (before the reductions)
+const NEED: u8 = 2; // it waits for it
+const DONE: u8 = 4; // it is complete after the instruction
+
+/// The event dataflow of a function: the per-instruction facts and the scratch space of
+/// [`Events::step`], reused from step to step (a step allocates nothing).
+struct Events<'a> {
+    nodes: &'a [Node],
+    block_of: &'a [usize],
+    info: Vec<Info>,
+    flags: Vec<u8>,
+    /// The last needed event of each in-order queue: (queue, read event, block, instruction).
+    last: Vec<(u8, bool, usize, usize)>,
+    /// The events the last step needed, in order.
+    needed: Vec<Ev>,
+}
+
+impl<'a> Events<'a> {
+    fn new(nodes: &'a [Node], block_of: &'a [usize]) -> Events<'a> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut id = |q: Option<&'static str>| -> u8 {
+            let Some(q) = q else { return NONE };
+            match names.iter().position(|n| *n == q) {
+                Some(p) => p as u8,
+                None => {
+                    names.push(q);
+                    (names.len() - 1) as u8
+                }
             }
-        }
-    }
-    // A write event implies the read event of the same instruction.
-    let writes_needed: Vec<usize> = needed
-        .iter()
-        .filter(|e| !ev_is_read(**e))
-        .map(|e| ev_instr(*e))
-        .collect();
-    for i in &writes_needed {
-        needed.remove(&ev_r(*i));
-    }
-    // In-order queues: of the needed events of one queue in one block, the last one suffices.
-    // Not for the source release of a shared-memory store: ptxas waits for each store's read
-    // scoreboard, even when a later store's wait would cover it (`@!P4 STS [UR8+0xc], R9` `R3`,
-    // `@!P4 STS [UR8+0x1c], R8` `R4`, then `LDC.64 R8` waits `B---34-`, in
-    // `pyptx/matmul_tma_v35`; `LDC.64 R8` waits `B3`, then `IMAD.MOV.U32 R3` `B1` for the store
-    // of `R3` before them, in `matmul_tma_v33`). Corpora 12 007 → 12 021 identical control
-    // words (v33 +6, v34 +26, v35 −18), probes +3.
-    let queue_of = |e: Ev| -> Option<&str> {
-        let c = &nodes[ev_instr(e)].class;
-        if !ev_is_read(e) {
-            c.queue
-        } else if c.class == "STS" {
-            None
-        } else {
-            c.read_queue
-        }
-    };
-    let mut last_of_queue: HashMap<(&str, bool, usize), usize> = HashMap::default();
-    for e in needed.iter() {
-        if let Some(q) = queue_of(*e) {
-            let i = ev_instr(*e);
-            let slot = last_of_queue
-                .entry((q, ev_is_read(*e), block_of[i]))
-                .or_insert(i);
-            *slot = (*slot).max(i);
-        }
-    }
-    needed.retain(|e| match queue_of(*e) {
-        Some(q) => {
-            let i = ev_instr(*e);
-            last_of_queue.get(&(q, ev_is_read(*e), block_of[i])) == Some(&i)
-        }
-        None => true,
-    });
-    // Complete: the needed events, what they imply, and (with colours) everything sharing a
-    // waited scoreboard.
-    let mut mask = 0u8;
-    if let Some(col) = colour {
-        for e in &needed {
-            if let Some(c) = col.get(e) {
-                mask |= 1 << c;
-            }
-        }
-    }
-    let mut done: BTreeSet<Ev> = state
-        .keys()
-        .copied()
-        .filter(|e| {
-            let i = ev_instr(*e);
-            if needed.contains(e) {
-                return true;
-            }
-            if colour.is_some_and(|col| col.get(e).is_some_and(|c| mask >> c & 1 == 1)) {
-                return true;
-            }
-            // Read events of an instruction whose write completed.
-            if ev_is_read(*e) && (writes_needed.contains(&i) || needed.contains(&ev_w(i))) {
-                return true;
-            }
-            // Earlier members of a waited in-order queue, in the same block.
-            if let Some(q) = queue_of(*e)
-                && let Some(&last) = last_of_queue.get(&(q, ev_is_read(*e), block_of[i]))
-            {
-                return i <= last;
-            }
-            false
-        })
-        .collect();
-    // An instruction's sources are released before its results land.
-    let writes_done: Vec<usize> = done
-        .iter()
-        .filter(|e| !ev_is_read(**e))
-        .map(|e| ev_instr(*e))
-        .collect();
-    for i in writes_done {
-        if state.contains_key(&ev_r(i)) {
-            done.insert(ev_r(i));
-        }
-    }
-    // A result lands after its instruction's sources are read, and the LSU reads sources in
-    // order: a completed result of an `LDS` also releases the sources of the earlier stores of
-    // its block (`STS [UR8+0x34], R2` gets no read scoreboard before `LDS R3, [UR8+0x34]` `W1`
-    // and the `LOP3.LUT R3` waiting `B1`, though the `LDS R2` after them overwrites `R2`, at
-    // 0x0380 of `pyptx/matmul_tma_v33`; the hazard checker completes them the same way). Not
-    // a completed source release alone: ptxas waits on each store's read scoreboard (above).
-    // Corpora 11 421 → 11 448 identical control words of 12 112 (optimized code), kernels
-    // +10.
-    let results_done: Vec<usize> = done
-        .iter()
-        .filter(|e| !ev_is_read(**e))
-        .map(|e| ev_instr(*e))
-        .collect();
-    for i in results_done {
-        if let Some(q) = nodes[i].class.read_queue {
-            for e in state.keys() {
-                let j = ev_instr(*e);
-                if ev_is_read(*e)
-                    && j < i
-                    && block_of[j] == block_of[i]
-                    && nodes[j].class.read_queue == Some(q)
+        };
+        let info = nodes
+            .iter()
+            .enumerate()
+            .map(|(k, node)| {
+                let (w, r) = own_events(k, node);
+                let late_uniform = reads_uniform_late(node);
+                let regs: UnitSet = node
+                    .reads
+                    .iter()
+                    .copied()
+                    .filter(|u| u.0 == RegFile::Gpr || (late_uniform && u.0 == RegFile::Ugpr))
+                    .collect();
+                let (own_read, retires) = if !r {
+                    (None, false)
+                } else if node.next_waits == Some(true)
+                    || (regs.is_empty() && releases_always(node))
                 {
-                    done.insert(*e);
+                    (Some(regs), false)
+                } else if !regs.is_empty() {
+                    (Some(regs), node.class.read_queue.is_some())
+                } else {
+                    (None, false)
+                };
+                let read_queue = id(node.class.read_queue);
+                let w_sig = signature(&node.writes);
+                Info {
+                    w_sig,
+                    rw_sig: w_sig | signature(&node.reads),
+                    waits_all: waits_all(node),
+                    dealloc: dealloc(node),
+                    exit: node.class.class == "EXIT",
+                    awaits_completions: node.awaits_completions,
+                    next_waits: node.next_waits.is_some(),
+                    completion: node.completion,
+                    releases_always: releases_always(node),
+                    queue: id(node.class.queue),
+                    read_queue,
+                    release_queue: if node.class.class == "STS" {
+                        NONE
+                    } else {
+                        read_queue
+                    },
+                    own_write: w.then(|| node.writes.iter().copied().collect()),
+                    own_read,
+                    retires,
+                }
+            })
+            .collect();
+        Events {
+            nodes,
+            block_of,
+            info,
+            flags: Vec::new(),
+            last: Vec::new(),
+            needed: Vec::new(),
+        }
+    }
+
+    /// Whether instruction `k` needs the pending event `e` that still covers `regs`.
+    fn hits(&self, k: usize, e: Ev, regs: &UnitSet) -> bool {
+        let node = &self.nodes[k];
+        let me = &self.info[k];
+        let of = &self.info[ev_instr(e)];
+        if of.next_waits {
+            ev_instr(e) + 1 == k
+        } else if me.dealloc && ev_is_read(e) {
+            // Registers are given back: every pending read of a vector register completes
+            // first (`USETMAXREG.DEALLOC` waits on the read scoreboard of the `STS.64 … R4`
+            // before it in `pyptx/fa_ws_pingpong`; a pending `LDC R1` result is not waited).
+            regs.iter().any(|r| r.0 == RegFile::Gpr)
+        } else if !ev_is_read(e) && of.completion {
+            me.awaits_completions
+                || (regs.meets(me.w_sig) && regs.iter().any(|r| node.writes.contains(r)))
+        } else if ev_is_read(e) {
+            (regs.meets(me.w_sig) && node.writes.iter().any(|r| regs.contains(r)))
+                || (me.exit && of.releases_always)
+        } else if of.dealloc {
+            true
+        } else {
+            regs.meets(me.rw_sig)
+                && node
+                    .reads
+                    .iter()
+                    .chain(&node.writes)
+                    .any(|r| regs.contains(r))
+        }
+    }
+
+    /// The in-order queue by which waits on `e` reduce.
+    fn queue_of(&self, e: Ev) -> u8 {
+        let i = &self.info[ev_instr(e)];
+        if ev_is_read(e) {
+            i.release_queue
+        } else {
+            i.queue
+        }
+    }
+
+    /// The last needed instruction of `e`'s queue in `e`'s block, when one was needed.
+    fn last_of_queue(&self, e: Ev) -> Option<usize> {
+        let q = self.queue_of(e);
+        if q == NONE {
+            return None;
+        }
+        let b = self.block_of[ev_instr(e)];
+        self.last
+            .iter()
+            .find(|x| x.0 == q && x.1 == ev_is_read(e) && x.2 == b)
+            .map(|x| x.3)
+    }
+
+    /// One step of the event dataflow: puts the events `k` needs (reduced by in-order
+    /// completion) in `self.needed`, updates the state, and returns the scoreboards waited on
+    /// (with `colour`, the scoreboard of each event or `NONE`: waiting on one completes every
+    /// pending event on it).
+    fn step(&mut self, k: usize, state: &mut State, colour: Option<&[u8]>) -> u8 {
+        let m = state.0.len();
+        self.needed.clear();
+        let all = self.info[k].waits_all;
+        let first = if all {
+            Some(0)
+        } else {
+            state.0.iter().position(|(e, regs)| self.hits(k, *e, regs))
+        };
+        // Most instructions need no pending event: then none completes either.
+        let Some(first) = first else {
+            self.add_own_events(k, state, colour);
+            return 0;
+        };
+        let mut flags = std::mem::take(&mut self.flags);
+        flags.clear();
+        flags.resize(m, 0);
+        for p in first..m {
+            let (e, regs) = &state.0[p];
+            if all || p == first || self.hits(k, *e, regs) {
+                flags[p] = HIT;
+            }
+        }
+        // Whether the event at `p` is the read event of an instruction whose write event is
+        // hit: a write event implies the read event of the same instruction (its sources are
+        // read before its results land), and `ev_r(i)` directly follows `ev_w(i)`.
+        let write_hit = |flags: &[u8], p: usize| {
+            let e = state.0[p].0;
+            ev_is_read(e) && p > 0 && state.0[p - 1].0 == e - 1 && flags[p - 1] & HIT != 0
+        };
+        for p in 0..m {
+            if flags[p] & HIT != 0 && !write_hit(&flags, p) {
+                flags[p] |= NEED;
+            }
+        }
+        // In-order queues: of the needed events of one queue in one block, the last one
+        // suffices. Not for the source release of a shared-memory store: ptxas waits for each
+        // store's read scoreboard, even when a later store's wait would cover it (`@!P4 STS
+        // [UR8+0xc], R9` `R3`, `@!P4 STS [UR8+0x1c], R8` `R4`, then `LDC.64 R8` waits
+        // `B---34-`, in `pyptx/matmul_tma_v35`; `LDC.64 R8` waits `B3`, then `IMAD.MOV.U32 R3`
+        // `B1` for the store of `R3` before them, in `matmul_tma_v33`). Corpora 12 007 → 12 021
+        // identical control words (v33 +6, v34 +26, v35 −18), probes +3.
+        self.last.clear();
+        for p in 0..m {
+            let e = state.0[p].0;
+            let q = self.queue_of(e);
+            if flags[p] & NEED == 0 || q == NONE {
+                continue;
+            }
+            let (i, read, b) = (ev_instr(e), ev_is_read(e), self.block_of[ev_instr(e)]);
+            match self
+                .last
+                .iter_mut()
+                .find(|x| x.0 == q && x.1 == read && x.2 == b)
+            {
+                Some(x) => x.3 = x.3.max(i),
+                None => self.last.push((q, read, b, i)),
+            }
+        }
+        let mut mask = 0u8;
+        for p in 0..m {
+            let e = state.0[p].0;
+            if flags[p] & NEED == 0 {
+                continue;
+            }
+            if self
+                .last_of_queue(e)
+                .is_some_and(|last| last != ev_instr(e))
+            {
+                flags[p] &= !NEED;
+                continue;
+            }
+            self.needed.push(e);
+            if let Some(col) = colour
+                && col[e as usize] != NONE
+            {
+                mask |= 1 << col[e as usize];
+            }
+        }
+        // Complete: the needed events, what they imply, and (with colours) everything sharing
+        // a waited scoreboard.
+        for p in 0..m {
+            let e = state.0[p].0;
+            let done = flags[p] & NEED != 0
+                || colour.is_some_and(|col| col[e as usize] != NONE && mask >> col[e as usize] & 1 == 1)
+                // Read events of an instruction whose write completed.
+                || write_hit(&flags, p)
+                // Earlier members of a waited in-order queue, in the same block.
+                || self.last_of_queue(e).is_some_and(|last| ev_instr(e) <= last);
+            if done {
+                flags[p] |= DONE;
+            }
+        }
+        // An instruction's sources are released before its results land.
+        for p in 0..m {
+            let e = state.0[p].0;
+            if flags[p] & DONE != 0 && !ev_is_read(e) && p + 1 < m && state.0[p + 1].0 == e + 1 {
+                flags[p + 1] |= DONE;
+            }
+        }
+        // A result lands after its instruction's sources are read, and the LSU reads sources
+        // in order: a completed result of an `LDS` also releases the sources of the earlier
+        // stores of its block (`STS [UR8+0x34], R2` gets no read scoreboard before `LDS R3,
+        // [UR8+0x34]` `W1` and the `LOP3.LUT R3` waiting `B1`, though the `LDS R2` after them
+        // overwrites `R2`, at 0x0380 of `pyptx/matmul_tma_v33`; the hazard checker completes
+        // them the same way). Not a completed source release alone: ptxas waits on each
+        // store's read scoreboard (above). Corpora 11 421 → 11 448 identical control words of
+        // 12 112 (optimized code), kernels +10.
+        for p in 0..m {
+            let e = state.0[p].0;
+            let i = ev_instr(e);
+            let q = self.info[i].read_queue;
+            if flags[p] & DONE == 0 || ev_is_read(e) || q == NONE {
+                continue;
+            }
+            // Events of earlier instructions come first in the state.
+            for x in 0..p {
+                let j = ev_instr(state.0[x].0);
+                if ev_is_read(state.0[x].0)
+                    && j < i
+                    && self.block_of[j] == self.block_of[i]
+                    && self.info[j].read_queue == q
+                {
+                    flags[x] |= DONE;
                 }
             }
         }
+        let mut p = 0;
+        state.0.retain(|_| {
+            p += 1;
+            flags[p - 1] & DONE == 0
+        });
+        self.flags = flags;
+        self.add_own_events(k, state, colour);
+        mask
     }
-    for e in done {
-        state.remove(&e);
-    }
-    // Registers written here are no longer covered by older events (they were waited on).
-    // Own events.
-    let (w, r) = own_events(k, node);
-    if w {
-        state.insert(ev_w(k), node.writes.iter().copied().collect());
-    }
-    if r {
-        // Only vector registers are read late; uniform registers and predicates are read at
-        // issue, except by the TMA unit and `SYNCS` ([`reads_uniform_late`]).
-        let late_uniform = reads_uniform_late(node);
-        let regs: UnitSet = node
-            .reads
-            .iter()
-            .copied()
-            .filter(|u| u.0 == RegFile::Gpr || (late_uniform && u.0 == RegFile::Ugpr))
-            .collect();
-        if node.next_waits == Some(true) || (regs.is_empty() && releases_always(node)) {
-            state.insert(ev_r(k), regs);
-        } else if !regs.is_empty() {
-            // A pending read event of the same in-order queue whose registers are all covered
-            // by this one was issued before it on every path that brings it here, so it
-            // completes first: whatever hits it hits this one too, and waiting for this one is
-            // enough. Dropping it keeps the state small (straight-line code issues thousands
-            // of loads from one base register, and stores of a few data registers) without
-            // making any wait unsafe. Only earlier instructions are dropped, so that in a loop
-            // the previous iteration's later events stay as they were.
-            if let Some(q) = node.class.read_queue {
-                state.retain(|e, old| {
+
+    /// The end of [`Events::step`]: the events instruction `k` starts.
+    fn add_own_events(&self, k: usize, state: &mut State, colour: Option<&[u8]>) {
+        let me = &self.info[k];
+        if let Some(w) = &me.own_write {
+            state.insert(ev_w(k), w.clone());
+        }
+        if let Some(regs) = &me.own_read {
+            // Only vector registers are read late; uniform registers and predicates are read at
+            // issue, except by the TMA unit and `SYNCS` ([`reads_uniform_late`]).
+            if me.retires {
+                // A pending read event of the same in-order queue whose registers are all
+                // covered by this one was issued before it on every path that brings it here,
+                // so it completes first: whatever hits it hits this one too, and waiting for
+                // this one is enough. Dropping it keeps the state small (straight-line code
+                // issues thousands of loads from one base register, and stores of a few data
+                // registers) without making any wait unsafe. Only earlier instructions are
+                // dropped, so that in a loop the previous iteration's later events stay as they
+                // were.
+                let q = me.read_queue;
+                let info = &self.info;
+                state.0.retain(|(e, old)| {
                     !(ev_is_read(*e)
                         && ev_instr(*e) < k
-                        && !colour.is_some_and(|col| col.contains_key(e))
-                        && nodes[ev_instr(*e)].class.read_queue == Some(q)
-                        && old.is_subset(&regs))
+                        && colour.is_none_or(|col| col[*e as usize] == NONE)
+                        && info[ev_instr(*e)].read_queue == q
+                        && old.is_subset(regs))
                 });
             }
-            state.insert(ev_r(k), regs);
+            state.insert(ev_r(k), regs.clone());
         }
     }
-    (needed, mask)
 }
 
-/// Runs the event dataflow to a fixpoint; returns the state at the entry of each block.
-fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u8>>) -> Vec<State> {
+/// What the event dataflow found at each instruction, from the walk of its block with the
+/// block's final entry state.
+#[derive(Clone, Debug, Default)]
+struct Walked {
+    /// Per block: `(instruction, event)` for each event an instruction of the block needs, in
+    /// layout order, then event order.
+    needed: Vec<Vec<(usize, Ev)>>,
+    /// Per instruction: the scoreboards it waits on.
+    mask: Vec<u8>,
+    /// Per block: the pending events before each instruction of the block that `solve` was
+    /// asked to look at.
+    pending: Vec<Vec<(usize, Vec<Ev>)>>,
+}
+
+/// Runs the event dataflow to a fixpoint and returns what it found at each instruction (with
+/// the pending events before the instructions `k` with `look[k]`). A block is walked again only
+/// when its entry state changed, so the last walk of each block is the one with its final
+/// entry state: that walk's results are kept, and no further walk over the function is needed.
+fn solve(
+    ev: &mut Events,
+    g: &Cfg,
+    order: &[usize],
+    colour: Option<&[u8]>,
+    look: &[bool],
+) -> Walked {
+    let nodes = ev.nodes;
     let nb = g.blocks.len();
-    let mut input: Vec<State> = vec![State::new(); nb];
+    let mut input: Vec<State> = vec![State::default(); nb];
     let mut dirty = vec![true; nb];
+    // Entry states that changed since their block's last walk without making it dirty (a
+    // merge that adds an event without registers does not count as a change).
+    let mut stale = vec![false; nb];
+    let mut out = Walked {
+        needed: vec![Vec::new(); nb],
+        mask: vec![0; nodes.len()],
+        pending: vec![Vec::new(); nb],
+    };
+    let walk = |ev: &mut Events, b: usize, st: &mut State, out: &mut Walked| {
+        let (s, e) = g.blocks[b];
+        out.needed[b].clear();
+        out.pending[b].clear();
+        for k in s..e {
+            if look.get(k) == Some(&true) {
+                out.pending[b].push((k, st.keys().collect()));
+            }
+            out.mask[k] = ev.step(k, st, colour);
+            out.needed[b].extend(ev.needed.iter().map(|&x| (k, x)));
+        }
+    };
     let mut rounds = 0;
     loop {
         let mut any = false;
@@ -943,16 +1167,16 @@ fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u
                 continue;
             }
             dirty[b] = false;
+            stale[b] = false;
             let mut st = input[b].clone();
-            let (s, e) = g.blocks[b];
-            for k in s..e {
-                step(k, nodes, &g.block_of, &mut st, colour);
-            }
+            walk(ev, b, &mut st, &mut out);
             for &t in event_succs(nodes, g, b) {
-                if merge(&mut input[t], &st) {
+                let (changed, modified) = merge(&mut input[t], &st);
+                if changed {
                     dirty[t] = true;
                     any = true;
                 }
+                stale[t] |= modified;
             }
         }
         rounds += 1;
@@ -960,7 +1184,13 @@ fn solve(nodes: &[Node], g: &Cfg, order: &[usize], colour: Option<&HashMap<Ev, u
             break;
         }
     }
-    input
+    for &b in order {
+        if stale[b] || dirty[b] {
+            let mut st = input[b].clone();
+            walk(ev, b, &mut st, &mut out);
+        }
+    }
+    out
 }
 
 /// Why an instruction got its control word (for `--explain-ctrl`).
@@ -1004,22 +1234,16 @@ enum Range {
 
 /// Colours event groups: returns the scoreboard of every event that needs one.
 fn allocate(
-    nodes: &[Node],
+    ev: &mut Events,
     g: &Cfg,
     order: &[usize],
-    inputs: &[State],
-) -> (HashMap<Ev, u8>, BTreeMap<Ev, BTreeSet<usize>>) {
+    walked: &Walked,
+) -> (Vec<u8>, BTreeMap<Ev, BTreeSet<usize>>) {
+    let nodes = ev.nodes;
     // Wait points of every event.
     let mut waits: BTreeMap<Ev, BTreeSet<usize>> = BTreeMap::new();
-    for &b in order {
-        let mut st = inputs[b].clone();
-        let (s, e) = g.blocks[b];
-        for k in s..e {
-            let (needed, _) = step(k, nodes, &g.block_of, &mut st, None);
-            for ev in needed {
-                waits.entry(ev).or_default().insert(k);
-            }
-        }
+    for &(k, x) in walked.needed.iter().flatten() {
+        waits.entry(x).or_default().insert(k);
     }
     // Groups: events with the same wait points. Textures keep to their own scoreboards.
     let mut group_of: HashMap<Ev, usize> = HashMap::default();
@@ -1117,17 +1341,13 @@ fn allocate(
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
     for pass in 0..2 {
         if pass == 1 {
-            let colour = colour_map(&group_of, &colour_of_group);
-            let coloured_inputs = solve(nodes, g, order, Some(&colour));
-            busy_at_wait = busy_at_first_wait(
-                nodes,
-                g,
-                order,
-                &coloured_inputs,
-                &colour,
-                &first_wait,
-                &group_of,
-            );
+            let colour = colour_map(nodes.len(), &group_of, &colour_of_group);
+            let mut look = vec![false; nodes.len()];
+            for w in first_wait.iter().flatten() {
+                look[*w] = true;
+            }
+            let coloured = solve(ev, g, order, Some(&colour), &look);
+            busy_at_wait = busy_at_first_wait(&coloured, &first_wait, &group_of);
         }
         let mut idx: Vec<usize> = (0..ng).collect();
         idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
@@ -1184,15 +1404,16 @@ fn allocate(
             active.push((end_of[gi], gi));
         }
     }
-    (colour_map(&group_of, &colour_of_group), waits)
+    (colour_map(nodes.len(), &group_of, &colour_of_group), waits)
 }
 
-/// The scoreboard of every event, from its group's.
-fn colour_map(group_of: &HashMap<Ev, usize>, colour_of_group: &[Option<u8>]) -> HashMap<Ev, u8> {
-    let mut colour = HashMap::default();
+/// The scoreboard of every event, from its group's: a table indexed by event (of a function of
+/// `n` instructions), `NONE` for an event without one.
+fn colour_map(n: usize, group_of: &HashMap<Ev, usize>, colour_of_group: &[Option<u8>]) -> Vec<u8> {
+    let mut colour = vec![NONE; 2 * n];
     for (e, gi) in group_of {
         if let Some(c) = colour_of_group[*gi] {
-            colour.insert(*e, c);
+            colour[*e as usize] = c;
         }
     }
     colour
@@ -1203,11 +1424,7 @@ fn colour_map(group_of: &HashMap<Ev, usize>, colour_of_group: &[Option<u8>]) -> 
 /// scoreboard completes every event on it). ptxas keeps a group off their scoreboards, so that
 /// the wait at a join does not also wait for what another path left in flight.
 fn busy_at_first_wait(
-    nodes: &[Node],
-    g: &Cfg,
-    order: &[usize],
-    inputs: &[State],
-    colour: &HashMap<Ev, u8>,
+    coloured: &Walked,
     first_wait: &[Option<usize>],
     group_of: &HashMap<Ev, usize>,
 ) -> Vec<BTreeSet<usize>> {
@@ -1218,25 +1435,17 @@ fn busy_at_first_wait(
         }
     }
     let mut busy = vec![BTreeSet::new(); first_wait.len()];
-    for &b in order {
-        let (s, e) = g.blocks[b];
-        if !(s..e).any(|k| at.contains_key(&k)) {
-            continue;
-        }
-        let mut st = inputs[b].clone();
-        for k in s..e {
-            if let Some(gs) = at.get(&k) {
-                for ev in st.keys() {
-                    if let Some(&o) = group_of.get(ev) {
-                        for &gi in gs {
-                            if o != gi {
-                                busy[gi].insert(o);
-                            }
+    for (k, pending) in coloured.pending.iter().flatten() {
+        if let Some(gs) = at.get(k) {
+            for x in pending {
+                if let Some(&o) = group_of.get(x) {
+                    for &gi in gs {
+                        if o != gi {
+                            busy[gi].insert(o);
                         }
                     }
                 }
             }
-            step(k, nodes, &g.block_of, &mut st, Some(colour));
         }
     }
     busy
@@ -1449,37 +1658,38 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let nodes = &patched[..];
 
     // Scoreboards.
-    let inputs = solve(nodes, &g, &order, None);
-    let (colour, _) = allocate(nodes, &g, &order, &inputs);
-    let inputs = solve(nodes, &g, &order, Some(&colour));
-    for &b in &order {
-        let mut st = inputs[b].clone();
-        let (s, e) = g.blocks[b];
-        for k in s..e {
-            let (needed, mask) = step(k, nodes, &g.block_of, &mut st, Some(&colour));
-            ctrl[k].wait |= mask;
-            for ev in needed {
-                if let Some(&c) = colour.get(&ev) {
-                    let p = ev_instr(ev);
-                    match why[k].waits.iter_mut().find(|(sb, _)| *sb == c) {
-                        Some((_, v)) => v.push((p, ev_is_read(ev))),
-                        None => why[k].waits.push((c, vec![(p, ev_is_read(ev))])),
-                    }
-                    if ev_is_read(ev) {
-                        why[p].rbar_for.push(k);
-                    } else {
-                        why[p].wbar_for.push(k);
-                    }
-                }
-            }
+    let mut events = Events::new(nodes, &g.block_of);
+    let walked = solve(&mut events, &g, &order, None, &[]);
+    let (colour, _) = allocate(&mut events, &g, &order, &walked);
+    let walked = solve(&mut events, &g, &order, Some(&colour), &[]);
+    for k in 0..n {
+        ctrl[k].wait |= walked.mask[k];
+    }
+    for &(k, ev) in walked.needed.iter().flatten() {
+        let c = colour[ev as usize];
+        if c == NONE {
+            continue;
+        }
+        let p = ev_instr(ev);
+        match why[k].waits.iter_mut().find(|(sb, _)| *sb == c) {
+            Some((_, v)) => v.push((p, ev_is_read(ev))),
+            None => why[k].waits.push((c, vec![(p, ev_is_read(ev))])),
+        }
+        if ev_is_read(ev) {
+            why[p].rbar_for.push(k);
+        } else {
+            why[p].wbar_for.push(k);
         }
     }
-    for (e, c) in &colour {
-        let k = ev_instr(*e);
-        if ev_is_read(*e) {
-            ctrl[k].rbar = *c;
+    for (e, &c) in colour.iter().enumerate() {
+        let k = ev_instr(e as Ev);
+        if c == NONE {
+            continue;
+        }
+        if ev_is_read(e as Ev) {
+            ctrl[k].rbar = c;
         } else {
-            ctrl[k].wbar = *c;
+            ctrl[k].wbar = c;
         }
     }
     for (k, node) in nodes.iter().enumerate() {
@@ -1552,7 +1762,11 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut outs: Vec<Ready> = vec![Ready::new(); nb];
     let mut pad = vec![0i64; nb];
     let mut issue = vec![0i64; n + 1];
-    let mut reason: Vec<String> = vec![String::new(); n];
+    let mut reason: Vec<Reason> = vec![Reason::None; n];
+    let mut memo = Memo::new(m, nodes);
+    // The entry (ready times, pad) each block was last timed with: a block whose entry did not
+    // change is not timed again (its results would be the same).
+    let mut timed_with: Vec<Option<(Ready, i64)>> = vec![None; nb];
     let mut gap_after = vec![1i64; n];
     let mut cap = vec![15i64; n];
     for _round in 0..64 {
@@ -1572,24 +1786,27 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
                     }
                 }
             }
-            let out = time_block(
-                code,
-                nodes,
-                m,
-                s,
-                e,
-                &ready_in,
-                pad[b],
-                falls_into_join[b],
-                &waits_on_prev,
-                &mut issue,
-                &mut reason,
-                &mut gap_after,
-                &mut cap,
-            );
-            if out != outs[b] {
-                outs[b] = out;
-                changed = true;
+            if timed_with[b].as_ref() != Some(&(ready_in.clone(), pad[b])) {
+                let out = time_block(
+                    code,
+                    nodes,
+                    &mut memo,
+                    s,
+                    e,
+                    &ready_in,
+                    pad[b],
+                    falls_into_join[b],
+                    &waits_on_prev,
+                    &mut issue,
+                    &mut reason,
+                    &mut gap_after,
+                    &mut cap,
+                );
+                timed_with[b] = Some((ready_in, pad[b]));
+                if out != outs[b] {
+                    outs[b] = out;
+                    changed = true;
+                }
             }
             if issue[s] > 0 {
                 for &p in &g.preds[b] {
@@ -1635,7 +1852,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             ctrl[k].stall = 0;
             why[k].stall = "the next instruction waits for the registers to be given back".into();
         }
-        why[k].stall = reason[k].clone();
+        why[k].stall = reason[k].text();
     }
 
     // Padding: BRA self and NOPs with stall 0.
@@ -1719,6 +1936,116 @@ fn is_wait_nop(i: &Instr) -> bool {
     i.mnemonic == "UIADD3" && i.guard.neg && i.guard.pred == crate::target::sm90a::UPT
 }
 
+/// What set an instruction's stall ([`Why::stall`]), spelled out only once the timing is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reason {
+    None,
+    Next,
+    Overwrites(usize),
+    IssueDistance(usize),
+    WaitsOn(usize),
+    Reads(usize),
+    ReadsEarlier(usize),
+    EndOfBlock,
+    WrittenBack(usize),
+    NextBlockOverwrites(usize),
+    InFlight(i64),
+}
+
+impl Reason {
+    fn text(self) -> String {
+        match self {
+            Reason::None => String::new(),
+            Reason::Next => "the next instruction may issue 1 cycle later".into(),
+            Reason::Overwrites(x) => format!("the next instruction overwrites a source of #{x}"),
+            Reason::IssueDistance(x) => {
+                format!("issue distance of the next instruction from #{x}")
+            }
+            Reason::WaitsOn(x) => {
+                format!("the next instruction waits on a scoreboard set by #{x}")
+            }
+            Reason::Reads(p) => format!("the next instruction reads a result of #{p}"),
+            Reason::ReadsEarlier(p) => {
+                format!("the next instruction reads a result of #{p} (earlier block)")
+            }
+            Reason::EndOfBlock => "end of block (issue distance to any next instruction)".into(),
+            Reason::WrittenBack(p) => {
+                format!("results of #{p} written back before the branch target")
+            }
+            Reason::NextBlockOverwrites(x) => {
+                format!("a next block may overwrite a source of #{x}")
+            }
+            Reason::InFlight(pad) => format!(
+                "a next block's first instruction reads a result still in flight ({pad} cycles)"
+            ),
+        }
+    }
+}
+
+/// The latency model's answers for the instructions of one function, remembered in tables
+/// indexed by the function's distinct classes: the timing asks for the same few pairs at every
+/// instruction, and a table lookup is cheaper than the model's own memo (a thread-local map).
+struct Memo<'m> {
+    m: &'m latency::Model,
+    nodes: &'m [Node],
+    /// The number of each instruction's class among the function's distinct classes.
+    class: Vec<usize>,
+    classes: usize,
+    /// `issue.csv` cycles of (first, second) class, when known: `Some(None)` for no row.
+    issue: Vec<Option<Option<u8>>>,
+    /// [`raw_distance`] of (producer, consumer, operand), when known.
+    raw: Vec<Option<i64>>,
+}
+
+impl<'m> Memo<'m> {
+    fn new(m: &'m latency::Model, nodes: &'m [Node]) -> Memo<'m> {
+        let mut seen: HashMap<(&str, &str, Kind), usize> = HashMap::default();
+        let class: Vec<usize> = nodes
+            .iter()
+            .map(|n| {
+                let next = seen.len();
+                *seen
+                    .entry((n.class.class, n.class.pipe, n.class.kind))
+                    .or_insert(next)
+            })
+            .collect();
+        let classes = seen.len();
+        Memo {
+            m,
+            nodes,
+            class,
+            classes,
+            issue: vec![None; classes * classes],
+            raw: vec![None; classes * classes * OPERANDS],
+        }
+    }
+
+    /// The `issue.csv` distance from instruction `a` to instruction `b`, if a row applies.
+    fn issue(&mut self, a: usize, b: usize) -> Option<u8> {
+        let at = self.class[a] * self.classes + self.class[b];
+        *self.issue[at].get_or_insert_with(|| {
+            self.m
+                .issue_row(&self.nodes[a].class, &self.nodes[b].class)
+                .map(|r| r.cycles)
+        })
+    }
+
+    /// [`raw_distance`] from producer `p` to consumer `c` through `op`.
+    fn raw_distance(&mut self, p: usize, c: usize, op: Operand) -> i64 {
+        let o = match op {
+            Operand::File(f) => f as usize,
+            Operand::Guard => OPERANDS - 1,
+        };
+        let at = (self.class[p] * self.classes + self.class[c]) * OPERANDS + o;
+        *self.raw[at].get_or_insert_with(|| {
+            raw_distance(self.m, &self.nodes[p].class, &self.nodes[c].class, op)
+        })
+    }
+}
+
+/// The operands of [`Operand`]: a register of each of the five files, or the guard.
+const OPERANDS: usize = 6;
+
 /// Issue cycles of the instructions `s..e` of a block (relative to the block's first issue),
 /// given the ready times of registers written before the block. Returns the ready times left
 /// at the block's end, relative to the cycle after its last instruction.
@@ -1726,7 +2053,7 @@ fn is_wait_nop(i: &Instr) -> bool {
 fn time_block(
     code: &[Instr],
     nodes: &[Node],
-    m: &latency::Model,
+    memo: &mut Memo,
     s: usize,
     e: usize,
     ready_in: &Ready,
@@ -1734,7 +2061,7 @@ fn time_block(
     into_join: bool,
     waits_on_prev: &[bool],
     issue: &mut [i64],
-    reason: &mut [String],
+    reason: &mut [Reason],
     gap_after: &mut [i64],
     cap: &mut [i64],
 ) -> Ready {
@@ -1747,10 +2074,7 @@ fn time_block(
         // Whether `t` is set by a tensor-core result (ptxas then stalls at most 11 cycles per
         // instruction, with NOPs for the rest: `zluda/mma_*`).
         let mut tensor_wait = false;
-        let mut why = String::from("1");
-        if k > s {
-            why = "the next instruction may issue 1 cycle later".into();
-        }
+        let mut why = Reason::Next;
         // Issue distances from earlier instructions of the block.
         for x in (s..k).rev() {
             if issue[k - 1] - issue[x] > WINDOW {
@@ -1771,7 +2095,7 @@ fn time_block(
                 if at > t {
                     t = at;
                     tensor_wait = false;
-                    why = format!("the next instruction overwrites a source of #{x}");
+                    why = Reason::Overwrites(x);
                 }
             }
             // A `CALL` keeps its issue distance even from an instruction that writes a register
@@ -1782,28 +2106,24 @@ fn time_block(
             if (reads_result && node.flow != Flow::Call) || never_runs(&code[x]) {
                 continue;
             }
-            let row = m.issue_row(&p.class, &node.class);
-            if let Some(r) = row {
-                let at = issue[x] + r.cycles as i64;
+            if let Some(cycles) = memo.issue(x, k) {
+                let at = issue[x] + cycles as i64;
                 if at > t {
                     t = at;
                     tensor_wait = false;
-                    why = format!("issue distance of the next instruction from #{x}");
+                    why = Reason::IssueDistance(x);
                 }
             }
         }
         if k > s && waits_on_prev[k] && issue[k - 1] + SB_SET_TO_WAIT > t {
             t = issue[k - 1] + SB_SET_TO_WAIT;
             tensor_wait = false;
-            why = format!(
-                "the next instruction waits on a scoreboard set by #{}",
-                k - 1
-            );
+            why = Reason::WaitsOn(k - 1);
         }
         // Read-after-write latencies.
-        let mut seen = BTreeSet::new();
-        for &u in &node.reads {
-            if !seen.insert(u) {
+        for (r, &u) in node.reads.iter().enumerate() {
+            // Each register once.
+            if node.reads[..r].contains(&u) {
                 continue;
             }
             let op = if Some(u) == node.guard {
@@ -1822,24 +2142,24 @@ fn time_block(
                 if var_into_call(p) {
                     continue;
                 }
-                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
+                let lat = memo.raw_distance(p, k, op);
                 let at = issue[p] + lat;
                 if at > t {
                     t = at;
                     tensor_wait = nodes[p].class.pipe == "tensor";
-                    why = format!("the next instruction reads a result of #{p}");
+                    why = Reason::Reads(p);
                 }
             } else if let Some(&(left, p)) = ready_in.get(&u) {
                 if var_into_call(p) {
                     continue;
                 }
                 // `left` is measured from the block's first issue: the consumer's latency.
-                let lat = raw_distance(m, &nodes[p].class, &node.class, op);
+                let lat = memo.raw_distance(p, k, op);
                 let at = left + lat;
                 if at > t {
                     t = at;
                     tensor_wait = nodes[p].class.pipe == "tensor";
-                    why = format!("the next instruction reads a result of #{p} (earlier block)");
+                    why = Reason::ReadsEarlier(p);
                 }
             }
         }
@@ -1872,10 +2192,11 @@ fn time_block(
         }
     }
     if e > s {
-        reason[e - 1] = "end of block (issue distance to any next instruction)".into();
+        reason[e - 1] = Reason::EndOfBlock;
     }
     // Ready times at the end: relative issue of the producer, shifted so that 0 is the cycle
     // after the last instruction of the block.
+    let m = memo.m;
     let mut end = issue[e - 1] + block_end_gap(nodes, m, e - 1);
     if drains(&nodes[e - 1]) || into_join {
         let after = after_branch_class();
@@ -1886,7 +2207,7 @@ fn time_block(
             let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
             if issue[p] + lat > end {
                 end = issue[p] + lat;
-                reason[e - 1] = format!("results of #{p} written back before the branch target");
+                reason[e - 1] = Reason::WrittenBack(p);
             }
         }
     }
@@ -1898,14 +2219,12 @@ fn time_block(
         }
         if nodes[x].class.pipe == "tensor" {
             end = issue[x] + TENSOR_WAR;
-            reason[e - 1] = format!("a next block may overwrite a source of #{x}");
+            reason[e - 1] = Reason::NextBlockOverwrites(x);
         }
     }
     if pad > 0 {
         end += pad;
-        reason[e - 1] = format!(
-            "a next block's first instruction reads a result still in flight ({pad} cycles)"
-        );
+        reason[e - 1] = Reason::InFlight(pad);
     }
     gap_after[e - 1] = end - issue[e - 1];
     // A result whose latency has certainly passed (by the largest latency of the model) cannot
