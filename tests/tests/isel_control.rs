@@ -1023,9 +1023,12 @@ fn unpassable_calls_are_decided_before_lowering() {
 }
 
 /// A branch on a 64-bit value built word by word from `%tid.x` (`cvt.u64.u32` is `MOV hi, 0x0`
-/// then `MOV lo, R`) is divergent: the join gets its BSSY/BSYNC, as a branch on `%tid.x` itself
-/// does. (The uniformity test looked only at the first word's instruction, `MOV hi, 0x0`, and
-/// took the branch for uniform.)
+/// then `MOV lo, R`) is divergent. (The uniformity test looked only at the first word's
+/// instruction, `MOV hi, 0x0`, and took the branch for uniform: the store ran unguarded on the
+/// fall-through path with no reconvergence before the `bar.sync`.) The skipped block is one
+/// store, so it is predicated, as ptxas does (`ptxas -arch sm_90a` of this kernel:
+/// `@!P0 STG.E desc[UR4][R2.64], R5`, no BSSY; `docs/passes/reconverge.md`): the store carries
+/// the branch's negated predicate and no branch is left.
 #[test]
 fn a_branch_on_a_64_bit_thread_index_reconverges() {
     let (lines, _) = compile(
@@ -1042,6 +1045,13 @@ fn a_branch_on_a_64_bit_thread_index_reconverges() {
     )
     .unwrap();
     let text = lines.join("\n");
-    assert!(text.contains("BSSY B0"), "{text}");
-    assert!(text.contains("BSYNC B0"), "{text}");
+    let stores: Vec<&String> = lines.iter().filter(|l| l.contains("STG")).collect();
+    assert_eq!(stores.len(), 1, "{text}");
+    assert!(stores[0].starts_with("@!P"), "{text}");
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with('@') && l.contains("BRA")),
+        "{text}"
+    );
 }
