@@ -1343,10 +1343,7 @@ impl Checker {
         let form_name: &str = &shape.form_name;
         let chosen = shape.chosen;
         let mods = &ins.modifiers[shape.name_words..];
-        let opcode_span = ins
-            .opcode
-            .span
-            .to(mods.last().map_or(ins.opcode.span, |m| m.span));
+        let opcode_span = opcode_span(ins, mods);
         let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
         let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
         for (m, t) in mods.iter().zip(&shape.types) {
@@ -1480,10 +1477,7 @@ impl Checker {
             return None;
         };
         let forms = self.isa.forms(&form_name).unwrap_or_default();
-        let opcode_span = ins
-            .opcode
-            .span
-            .to(mods.last().map_or(ins.opcode.span, |m| m.span));
+        let opcode_span = opcode_span(ins, mods);
 
         // Types and the other modifiers, in the order written.
         // Per instruction: kept on the stack (an instruction has a handful of modifiers).
@@ -2495,4 +2489,11 @@ impl MaxByStart for Span {
             other
         }
     }
+}
+
+/// The span of an instruction's opcode with the modifiers `mods` (its last ones) written after it.
+fn opcode_span(ins: &Instruction, mods: &[Name]) -> Span {
+    ins.opcode
+        .span
+        .to(mods.last().map_or(ins.opcode.span, |m| m.span))
 }

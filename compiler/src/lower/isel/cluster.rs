@@ -648,32 +648,21 @@ impl Cx<'_> {
                 ],
             ),
         );
-        emit(
-            self,
-            Inst::new(
-                "USHF",
-                &["L", "U32"],
-                vec![
-                    Operand::def(Reg::word(state, 1)),
-                    Operand::use_(Reg::whole(t, 1)),
-                    Operand::imm(0xb),
-                    urz(),
-                ],
-            ),
-        );
-        emit(
-            self,
-            Inst::new(
-                "USHF",
-                &["L", "U32"],
-                vec![
-                    Operand::def(Reg::word(state, 0)),
-                    Operand::use_(Reg::whole(t, 1)),
-                    Operand::imm(0x1),
-                    urz(),
-                ],
-            ),
-        );
+        for (word, shift) in [(1, 0xb), (0, 0x1)] {
+            emit(
+                self,
+                Inst::new(
+                    "USHF",
+                    &["L", "U32"],
+                    vec![
+                        Operand::def(Reg::word(state, word)),
+                        Operand::use_(Reg::whole(t, 1)),
+                        Operand::imm(shift),
+                        urz(),
+                    ],
+                ),
+            );
+        }
         let record = Self::mbarrier_record(op);
         emit(
             self,
