@@ -393,7 +393,9 @@ fn if_convert(f: &mut Function) {
             continue;
         };
         let size = |s: &[Inst]| s.iter().filter(|i| i.mnemonic != "COPY").count();
-        let fall_cost = size(&fall) + usize::from(!jump.is_empty());
+        // Only a side with code of its own costs the fall-through side a branch: out-of-SSA's
+        // `COPY`s on an empty PTX side are not code (`k8` of examples/reconverge/if_convert.ptx).
+        let fall_cost = size(&fall) + usize::from(size(&jump) > 0);
         if fall_cost > IF_CONVERT_MAX || size(&jump) > IF_CONVERT_MAX {
             continue;
         }

@@ -1027,10 +1027,15 @@ impl Cx<'_> {
                     self.a_fin(&dst, "IADD3", &[], vec![u(p), oc, rz()]);
                     self.commit(dst);
                 } else {
-                    let rc = if wide {
-                        self.a_reg64(vc)
-                    } else {
-                        self.a_reg(vc)
+                    // An immediate addend goes in C when B is a register (form 2, `IMAD R0,
+                    // R5, R5, 0x3`: ptxas on docs/passes/examples/reconverge/if_convert.ptx);
+                    // else C is a register.
+                    let oc = match vc {
+                        Val::Imm(i) if !wide && matches!(ob.kind, OpKind::Reg(_)) => {
+                            im(i & 0xffff_ffff)
+                        }
+                        _ if wide => u(self.a_reg64(vc)),
+                        _ => u(self.a_reg(vc)),
                     };
                     let Some(dst) = self.dst(d) else { return false };
                     let m: &[&'static str] = match (wide, sg) {
@@ -1038,7 +1043,7 @@ impl Cx<'_> {
                         (true, false) => &["WIDE", "U32"],
                         _ => &[],
                     };
-                    self.a_fin(&dst, "IMAD", m, vec![u(ra), ob, u(rc)]);
+                    self.a_fin(&dst, "IMAD", m, vec![u(ra), ob, oc]);
                     self.commit(dst);
                 }
             }

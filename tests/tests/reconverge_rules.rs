@@ -1,0 +1,102 @@
+//! The reconvergence rules of `passes/reconverge.rs` against ptxas, kernel by kernel.
+//!
+//! `docs/passes/examples/reconverge/*.ptx` are the probes `docs/passes/reconverge.md` derives
+//! its rules from: `@p bra` over 1–32 instructions, if/else of every size around the limit,
+//! loops counted by `%tid.x` and by a parameter, and guarded warp-synchronous instructions with
+//! full, partial and register masks. For every kernel, ptxc's code must bracket with
+//! `BSSY`/`BSYNC` exactly when ptxas's does, wait with `WARPSYNC` exactly when ptxas's does, and
+//! leave a divergent branch exactly when ptxas's does (a predicated region has none).
+
+use ptxc::diag::SourceFile;
+use ptxc_tests::sass::ptxas_listing;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What decides a kernel's shape: does it have a convergence barrier, a `WARPSYNC`, a guarded
+/// branch (other than the end-of-code `BRA` to itself)?
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Shape {
+    bssy: bool,
+    warpsync: bool,
+    guarded_branch: bool,
+}
+
+fn shape<'a>(lines: impl Iterator<Item = &'a str>) -> Shape {
+    let mut s = Shape {
+        bssy: false,
+        warpsync: false,
+        guarded_branch: false,
+    };
+    for l in lines {
+        let l = l.trim();
+        s.bssy |= l.contains("BSSY");
+        s.warpsync |= l.contains("WARPSYNC");
+        s.guarded_branch |= l.starts_with('@') && l.contains(" BRA");
+    }
+    s
+}
+
+/// Per function of a `cuobjdump -sass` listing: its shape.
+fn ptxas_shapes(listing: &str) -> BTreeMap<String, Shape> {
+    let mut out = BTreeMap::new();
+    let mut blocks = listing.split("Function : ").skip(1);
+    for b in blocks.by_ref() {
+        let (name, body) = b.split_once('\n').unwrap_or((b, ""));
+        let code = body.lines().filter_map(|l| {
+            let (_, rest) = l.split_once("*/")?;
+            let (text, _) = rest.split_once(';')?;
+            Some(text)
+        });
+        out.insert(name.trim().to_string(), shape(code));
+    }
+    out
+}
+
+fn probes() -> Vec<PathBuf> {
+    let dir = ptxc_tests::workspace_root().join("docs/passes/examples/reconverge");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("docs/passes/examples/reconverge")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bssy_warpsync_and_predication_as_ptxas_decides() {
+    let mut kernels = 0;
+    let mut differ = Vec::new();
+    for path in probes() {
+        let Some(listing) = ptxas_listing(&path) else {
+            return; // the reference tools are skipped (never in CI)
+        };
+        let want = ptxas_shapes(&listing);
+        let text = std::fs::read_to_string(&path).expect("probe");
+        let src = SourceFile::new(path.display().to_string(), text);
+        let (encoded, _, _) =
+            ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
+        for f in &encoded {
+            let lines = ptxc_tests::listing_lines(f);
+            let got = shape(lines.iter().map(String::as_str));
+            let Some(&w) = want.get(&f.name) else {
+                panic!("{}: ptxas has no function `{}`", path.display(), f.name);
+            };
+            kernels += 1;
+            if got != w {
+                differ.push(format!(
+                    "{} `{}`: ptxas {w:?}, ptxc {got:?}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    f.name
+                ));
+            }
+        }
+    }
+    println!(
+        "reconverge-rules: {} of {kernels} probe kernels shaped as ptxas's",
+        kernels - differ.len()
+    );
+    // Enough probes to mean something (39 today: skip sizes, if/else pairs, loops, warp syncs).
+    assert!(kernels >= 35, "only {kernels} probe kernels");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
