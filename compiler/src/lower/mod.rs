@@ -842,16 +842,16 @@ fn predicate_uniform_regions(p: &mut Plan<'_>) {
             .iter()
             .fold(i.opcode.text.to_string(), |s, m| s + m.text.as_str())
     };
-    let names_in = |blocks: &[PlannedBlock<'_>]| {
+    fn names_in<'a>(blocks: &[PlannedBlock<'a>]) -> FxHashMap<&'a str, u32> {
         let mut uses = FxHashMap::default();
         for b in blocks {
-            for (ins, _) in &b.instrs {
+            for &(ins, _) in &b.instrs {
                 isel::count_names_of(ins, &mut uses);
             }
         }
         uses
-    };
-    let mut all: Option<FxHashMap<String, u32>> = None;
+    }
+    let mut all: Option<FxHashMap<&str, u32>> = None;
     for a in 0..p.blocks.len() {
         let Some(&(bra, scope)) = p.blocks[a].instrs.last() else {
             continue;

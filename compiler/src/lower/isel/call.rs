@@ -64,6 +64,35 @@ pub(in crate::lower) fn convention_slot(class: RegClass, words: u8) -> Option<(u
     }
 }
 
+/// `SEL dst, RZ, 0x1, !p`: the predicate `p` as a 32-bit 0 or 1, how a predicate crosses a call.
+fn predicate_to_gpr(dst: VReg, p: Reg) -> Inst {
+    Inst::new(
+        "SEL",
+        &[],
+        vec![
+            Operand::def(Reg::whole(dst, 1)),
+            Operand::use_(Reg::phys(PReg::RZ)),
+            Operand::imm(1),
+            Operand::use_(p).inverted(),
+        ],
+    )
+}
+
+/// `ISETP.NE.U32.AND dst, PT, src, RZ, PT`: the 0 or 1 in `src` back as a predicate.
+fn gpr_to_predicate(dst: VReg, src: VReg) -> Inst {
+    Inst::new(
+        "ISETP",
+        &["NE", "U32", "AND"],
+        vec![
+            Operand::def(Reg::whole(dst, 1)),
+            Operand::def(Reg::phys(PReg::PT)),
+            Operand::use_(Reg::whole(src, 1)),
+            Operand::use_(Reg::phys(PReg::RZ)),
+            Operand::use_(Reg::phys(PReg::PT)),
+        ],
+    )
+}
+
 fn gpr(num: u8) -> PReg {
     PReg {
         class: RegClass::Gpr,
@@ -245,17 +274,7 @@ impl Cx<'_> {
     /// PT, v, RZ, PT`.
     fn copy_in(&mut self, dst: super::Dst, v: VReg, words: u8) {
         if self.f.vreg(dst.vreg).class == RegClass::Pred {
-            self.emit_unguarded(Inst::new(
-                "ISETP",
-                &["NE", "U32", "AND"],
-                vec![
-                    Operand::def(Reg::whole(dst.vreg, 1)),
-                    Operand::def(Reg::phys(PReg::PT)),
-                    Operand::use_(Reg::whole(v, 1)),
-                    Operand::use_(Reg::phys(PReg::RZ)),
-                    Operand::use_(Reg::phys(PReg::PT)),
-                ],
-            ));
+            self.emit_unguarded(gpr_to_predicate(dst.vreg, v));
         } else {
             self.emit_unguarded(Inst::new(
                 "COPY",
@@ -279,16 +298,7 @@ impl Cx<'_> {
             return self.copy_to_fixed(value, at);
         }
         let v = self.fixed_gpr(1, at);
-        self.emit_unguarded(Inst::new(
-            "SEL",
-            &[],
-            vec![
-                Operand::def(Reg::whole(v, 1)),
-                Operand::use_(Reg::phys(PReg::RZ)),
-                Operand::imm(1),
-                Operand::use_(value).inverted(),
-            ],
-        ));
+        self.emit_unguarded(predicate_to_gpr(v, value));
         v
     }
 
@@ -383,16 +393,7 @@ impl Cx<'_> {
         for var in vars {
             let p = self.read_var(var);
             let t = self.new_vreg(RegClass::Gpr, 1);
-            self.emit_unguarded(Inst::new(
-                "SEL",
-                &[],
-                vec![
-                    Operand::def(Reg::whole(t, 1)),
-                    Operand::use_(Reg::phys(PReg::RZ)),
-                    Operand::imm(1),
-                    Operand::use_(p).inverted(),
-                ],
-            ));
+            self.emit_unguarded(predicate_to_gpr(t, p));
             saved.push((var, t));
         }
         saved
@@ -404,17 +405,7 @@ impl Cx<'_> {
         for (var, t) in saved {
             let name = self.ssa.var(var).name.clone();
             let p = self.f.new_vreg(RegClass::Pred, 1, Some(name));
-            self.emit_unguarded(Inst::new(
-                "ISETP",
-                &["NE", "U32", "AND"],
-                vec![
-                    Operand::def(Reg::whole(p, 1)),
-                    Operand::def(Reg::phys(PReg::PT)),
-                    Operand::use_(Reg::whole(t, 1)),
-                    Operand::use_(Reg::phys(PReg::RZ)),
-                    Operand::use_(Reg::phys(PReg::PT)),
-                ],
-            ));
+            self.emit_unguarded(gpr_to_predicate(p, t));
             self.ssa.write(var, self.cur, p);
         }
     }

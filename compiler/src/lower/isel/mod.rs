@@ -81,19 +81,15 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
 }
 
 /// Counts the names an instruction mentions: its guard's predicate and its operands' names.
-pub(crate) fn count_names_of(
-    ins: &ast::Instruction,
-    uses: &mut rustc_hash::FxHashMap<String, u32>,
+pub(crate) fn count_names_of<'a>(
+    ins: &'a ast::Instruction,
+    uses: &mut rustc_hash::FxHashMap<&'a str, u32>,
 ) {
-    let mut here = rustc_hash::FxHashMap::default();
     if let Some(g) = &ins.guard {
-        *here.entry(g.pred.text.as_str()).or_default() += 1;
+        *uses.entry(g.pred.text.as_str()).or_default() += 1;
     }
     for o in &ins.operands {
-        count_names(o, &mut here);
-    }
-    for (name, n) in here {
-        *uses.entry(name.to_string()).or_default() += n;
+        count_names(o, uses);
     }
 }
 
