@@ -79,25 +79,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("spill_smemprag.ptx", "shared-memory spilling"),
     ("spill__explicit_smemprag.ptx", "shared-memory spilling"),
     ("spill__reqn2_smemprag.ptx", "shared-memory spilling"),
-    // ptxas schedules the rank read (`S2R SR_CgaCtaId`, `S2R SR_SWINHI`, `LEA …0x18`) after the
-    // cluster barrier, next to its use; ptxc reads special registers once at the entry and has
-    // no scheduler that sinks them yet.
-    (
-        "sync_dsmem_ld__explicit.ptx",
-        "entry special-register reads are not sunk",
-    ),
-    (
-        "sync_dsmem_ld__maxrank2.ptx",
-        "entry special-register reads are not sunk",
-    ),
-    (
-        "sync_dsmem_ld__none.ptx",
-        "entry special-register reads are not sunk",
-    ),
-    (
-        "sync_dsmem_ld__reqn2.ptx",
-        "entry special-register reads are not sunk",
-    ),
     // ptxas peels the first `mbarrier.try_wait` out of the wait loop (one TRYWAIT before the
     // loop, one inside it); ptxc emits the loop as written.
     ("try_wait_loop.ptx", "try_wait loop not peeled"),

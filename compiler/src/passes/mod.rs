@@ -12,6 +12,7 @@ pub mod prologue;
 pub mod reconverge;
 pub mod regalloc;
 pub mod schedule;
+pub mod sink_sregs;
 
 use crate::mir::{Function, verify::verify};
 use std::time::{Duration, Instant};
@@ -29,6 +30,7 @@ pub trait Pass {
 pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
+    &sink_sregs::SinkSregs,
     &coalesce_tuples::CoalesceTuples,
     &schedule::Schedule,
     &early_exit::EarlyExit,

@@ -11,7 +11,8 @@
 //!   `.rela.nv.constant4` relocates (`R_CUDA_64`), as ptxas does; the address of a `.const`
 //!   variable or a function still needs relocations ptxc does not write: an error names them.
 //! * Values defined once at the start of the entry block and found again by their hint:
-//!   `SR_CgaCtaId`, `SR_SWINHI`, the shared base.
+//!   `SR_CgaCtaId`, `SR_SWINHI`, the shared base. The `sink-sregs` pass then moves them next
+//!   to their uses, where ptxas computes them (`passes/sink_sregs.rs`).
 
 use super::{Cx, Val, sr};
 use crate::frontend::ast::{self, Expr, Span};
