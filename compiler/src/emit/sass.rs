@@ -298,14 +298,11 @@ fn lay_out(
     };
     let mut origin = Vec::new();
     for (bi, b) in f.blocks.iter().enumerate() {
-        let mut insts: Vec<mir::Inst> = b.insts.clone();
-        if let Some(t) = extra_branch[bi] {
-            insts.push(mir::Inst::new(
-                "BRA",
-                &[],
-                vec![mir::Operand::new(OpKind::Block(t))],
-            ));
-        }
+        // The block's instructions and the branch added after it, if any (borrowed: copying
+        // every instruction was 1.5% of compiling the straight-line 16k kernel).
+        let extra = extra_branch[bi]
+            .map(|t| mir::Inst::new("BRA", &[], vec![mir::Operand::new(OpKind::Block(t))]));
+        let count = b.insts.len() + usize::from(extra.is_some());
         let nops_at = |ii: usize, out: &mut EncodedFunction, origin: &mut Vec<_>| {
             let (count, tensor) = nops.get(&(bi, ii)).copied().unwrap_or((0, false));
             for _ in 0..count {
@@ -322,7 +319,7 @@ fn lay_out(
                 origin.push(Some((bi, ii, true)));
             }
         };
-        for (ii, mi) in insts.iter().enumerate() {
+        for (ii, mi) in b.insts.iter().chain(extra.as_ref()).enumerate() {
             nops_at(ii, &mut out, &mut origin);
             if mi.is_pseudo() {
                 return Err(format!("`{mi}` reached emission in `{}`", f.name));
@@ -402,7 +399,7 @@ fn lay_out(
             out.srcs.push(mi.src);
             origin.push(Some((bi, ii, false)));
         }
-        nops_at(insts.len(), &mut out, &mut origin);
+        nops_at(count, &mut out, &mut origin);
     }
     for (entry, name, _) in &f.subroutines {
         out.subroutines

@@ -479,7 +479,8 @@ impl FnCtx {
                 return Some(Resolved::Var(v.clone()));
             }
             // Family members: %r<100> declares %r0 … %r99.
-            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            // Bytes, not chars (a byte of a multi-byte character is never an ASCII digit).
+            let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
             if digits > 0 {
                 let (prefix, num) = name.split_at(name.len() - digits);
                 // `%r01` is not a member of `%r<…>`.

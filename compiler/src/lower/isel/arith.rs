@@ -324,7 +324,8 @@ impl Cx<'_> {
         mods: &[&'static str],
         srcs: Vec<Operand>,
     ) {
-        let mut ops = vec![df(dst.reg())];
+        let mut ops = Vec::with_capacity(1 + srcs.len());
+        ops.push(df(dst.reg()));
         ops.extend(srcs);
         self.emit_def(dst, Inst::new(mn, mods, ops));
     }
@@ -338,11 +339,12 @@ impl Cx<'_> {
         mods: &[&'static str],
         srcs: Vec<Operand>,
     ) {
-        let mut ops = vec![df(if dst.reg().count() == 1 {
+        let mut ops = Vec::with_capacity(1 + srcs.len());
+        ops.push(df(if dst.reg().count() == 1 {
             dst.reg()
         } else {
             dst.word(w)
-        })];
+        }));
         ops.extend(srcs);
         self.emit_def(dst, Inst::new(mn, mods, ops));
     }
