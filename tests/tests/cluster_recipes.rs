@@ -110,10 +110,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // `TRYWAIT; @!P0 NANOSLEEP.SYNCS; @!P0 SYNCS.PHASECHK` in it; ptxc emits the loop as
     // written (the loop body's sequence is ptxas's).
     ("try_wait_suspend.ptx", "try_wait loop not peeled"),
-    // A 64-bit `atom.shared::cluster.add` whose ATOM.E fails: ptxas then tests only the own
-    // CTA's window (QSPC.E.S: LDS/ATOMS.CAST loop) and otherwise does a plain LD.E/ST.E; ptxc
-    // also tests a peer CTA's window (QSPC.E.D) and runs its LD.E/ATOM.E.CAST loop there.
-    ("atom_add_u64.ptx", "extra peer-CTA compare-and-swap path"),
 ];
 
 #[test]

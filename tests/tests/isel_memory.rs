@@ -604,6 +604,43 @@ const RECIPES: &[Recipe] = &[
             "ST.E",
         ],
     ),
+    // A failed 64-bit integer ATOM.E falls back to the own CTA's window only (no QSPC.E.D);
+    // a failed 64-bit exch/cas to the plain read-modify-write only.
+    r(
+        "dsmem_atom_u64",
+        "atom.shared::cluster.add.u64 %rd5, [%r9], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "S2R ~SR_SWINHI",
+            "ATOM.E.ADD.64.STRONG.GPU",
+            "QSPC.E.S",
+            "LDS.64",
+            "ATOMS.CAST.SPIN.64",
+            "LD.E.64",
+            "ST.E.64",
+        ],
+    ),
+    r(
+        "atom_generic_u64",
+        "atom.max.s64 %rd5, [%rd4], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "ATOM.E.MAX.S64.STRONG.GPU",
+            "QSPC.E.S",
+            "LDS.64",
+            "ATOMS.CAST.SPIN.64",
+            "LD.E.64",
+            "ST.E.64",
+        ],
+    ),
+    r(
+        "dsmem_atom_exch_u64",
+        "atom.shared::cluster.exch.b64 %rd5, [%r9], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "S2R ~SR_SWINHI",
+            "ATOM.E.EXCH.64.STRONG.GPU",
+            "LD.E.64",
+            "ST.E.64",
+        ],
+    ),
     // ---- warp-level exchange
     r(
         "shfl_modes",
@@ -861,11 +898,7 @@ fn cluster_keys(code: &[String]) -> Vec<String> {
 }
 
 /// Probes whose cluster instructions ptxc cannot order as ptxas does, and why.
-const CLUSTER_ORDER_DEVIATIONS: &[(&str, &str)] = &[(
-    "atom_add_u64.ptx",
-    "ptxas falls back to a plain LD.E/ST.E outside the own CTA's window; ptxc also runs the \
-     peer-CTA LD.E/ATOM.E.CAST loop (QSPC.E.D)",
-)];
+const CLUSTER_ORDER_DEVIATIONS: &[(&str, &str)] = &[];
 
 #[test]
 fn cluster_instructions_in_ptxas_order() {
