@@ -91,33 +91,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // `TRYWAIT; @!P0 NANOSLEEP.SYNCS; @!P0 SYNCS.PHASECHK` in it; ptxc emits the loop as
     // written (the loop body's sequence is ptxas's).
     ("try_wait_suspend.ptx", "try_wait loop not peeled"),
-    // An mbarrier on a generic address (`cvta.shared.u64`, then `mapa.u64`): ptxas builds the
-    // whole 64-bit address in uniform registers (`S2UR SR_SWINHI` for its high word, then
-    // UMOV copies) and uses the low word; ptxc computes only the low word, so it reads no
-    // SR_SWINHI.
-    (
-        "arrive_generic.ptx",
-        "no SR_SWINHI read for an unused high word",
-    ),
-    (
-        "arrive_remote_u64addr.ptx",
-        "no SR_SWINHI read for an unused high word",
-    ),
-    // For a uniform address ptxas tests the whole 64-bit address with one
-    // `QSPC.E.S P0, RZ, [RZ.U32+UR4]`; ptxc keeps the address in R and tests its low word in
-    // the window {0, SR_SWINHI} plus its high word against SR_SWINHI (same answer, longer).
-    (
-        "isspacep_shared.ptx",
-        "isspacep on a uniform address not in UR",
-    ),
-    (
-        "isspacep_shared_cluster.ptx",
-        "isspacep on a uniform address not in UR",
-    ),
-    // A 64-bit `atom.shared::cluster.add` whose ATOM.E fails: ptxas then tests only the own
-    // CTA's window (QSPC.E.S: LDS/ATOMS.CAST loop) and otherwise does a plain LD.E/ST.E; ptxc
-    // also tests a peer CTA's window (QSPC.E.D) and runs its LD.E/ATOM.E.CAST loop there.
-    ("atom_add_u64.ptx", "extra peer-CTA compare-and-swap path"),
 ];
 
 #[test]

@@ -418,14 +418,15 @@ const RECIPES: &[Recipe] = &[
             "LD.E ~desc",
         ],
     ),
-    differs(
-        r(
-            "isspacep_shared",
-            "isspacep.shared %p1, %rd2; isspacep.shared::cluster %p2, %rd2; selp.u32 %r5, 1, 0, %p1; selp.u32 %r6, 1, 0, %p2; st.global.u32 [%rd4], %r5; st.global.u32 [%rd4+4], %r6;",
-            &["S2R ~SR_SWINHI", "QSPC.E.S", "QSPC.E.D"],
-        ),
-        // ptxas: `QSPC [RZ.U32+UR4]` with the whole (uniform) address; the encoder has no
-        // `QSPC [R.64]`, so ptxc tests the high word against SR_SWINHI first.
+    // One QSPC on the whole 64-bit address: `[RZ.U32+UR]` when it is uniform, `[R]` when not.
+    r(
+        "isspacep_shared",
+        "isspacep.shared %p1, %rd2; isspacep.shared::cluster %p2, %rd2; selp.u32 %r5, 1, 0, %p1; selp.u32 %r6, 1, 0, %p2; st.global.u32 [%rd4], %r5; st.global.u32 [%rd4+4], %r6;",
+        &["QSPC.E.S ~[RZ.U32+UR", "QSPC.E.D ~[RZ.U32+UR"],
+    ),
+    r(
+        "isspacep_shared_per_thread",
+        "isspacep.shared %p1, %rd4; isspacep.shared::cluster %p2, %rd4; selp.u32 %r5, 1, 0, %p1; selp.u32 %r6, 1, 0, %p2; st.global.u32 [%rd4], %r5; st.global.u32 [%rd4+4], %r6;",
         &["QSPC.E.S", "QSPC.E.D"],
     ),
     // ---- .shared::cluster: generic accesses through {addr32, SR_SWINHI}
@@ -601,6 +602,43 @@ const RECIPES: &[Recipe] = &[
             "LD.E",
             "FADD",
             "ST.E",
+        ],
+    ),
+    // A failed 64-bit integer ATOM.E falls back to the own CTA's window only (no QSPC.E.D);
+    // a failed 64-bit exch/cas to the plain read-modify-write only.
+    r(
+        "dsmem_atom_u64",
+        "atom.shared::cluster.add.u64 %rd5, [%r9], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "S2R ~SR_SWINHI",
+            "ATOM.E.ADD.64.STRONG.GPU",
+            "QSPC.E.S",
+            "LDS.64",
+            "ATOMS.CAST.SPIN.64",
+            "LD.E.64",
+            "ST.E.64",
+        ],
+    ),
+    r(
+        "atom_generic_u64",
+        "atom.max.s64 %rd5, [%rd4], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "ATOM.E.MAX.S64.STRONG.GPU",
+            "QSPC.E.S",
+            "LDS.64",
+            "ATOMS.CAST.SPIN.64",
+            "LD.E.64",
+            "ST.E.64",
+        ],
+    ),
+    r(
+        "dsmem_atom_exch_u64",
+        "atom.shared::cluster.exch.b64 %rd5, [%r9], %rd2; st.global.u64 [%rd4], %rd5;",
+        &[
+            "S2R ~SR_SWINHI",
+            "ATOM.E.EXCH.64.STRONG.GPU",
+            "LD.E.64",
+            "ST.E.64",
         ],
     ),
     // ---- warp-level exchange
@@ -860,21 +898,7 @@ fn cluster_keys(code: &[String]) -> Vec<String> {
 }
 
 /// Probes whose cluster instructions ptxc cannot order as ptxas does, and why.
-const CLUSTER_ORDER_DEVIATIONS: &[(&str, &str)] = &[
-    (
-        "isspacep_shared.ptx",
-        "ptxas tests the uniform address with `QSPC [RZ.U32+UR]`; the encoder has no `QSPC [R.64]`, so ptxc compares the high word with SR_SWINHI first",
-    ),
-    (
-        "isspacep_shared_cluster.ptx",
-        "as isspacep_shared: one SR_SWINHI read ptxas does not need",
-    ),
-    (
-        "atom_add_u64.ptx",
-        "ptxas falls back to a plain LD.E/ST.E outside the own CTA's window; ptxc also runs the \
-         peer-CTA LD.E/ATOM.E.CAST loop (QSPC.E.D)",
-    ),
-];
+const CLUSTER_ORDER_DEVIATIONS: &[(&str, &str)] = &[];
 
 #[test]
 fn cluster_instructions_in_ptxas_order() {

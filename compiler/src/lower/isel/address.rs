@@ -225,31 +225,6 @@ impl Cx<'_> {
         self.entry_s2r(sr::SWINHI, "%swinhi")
     }
 
-    /// `SR_SWINHI` in a uniform register pair `{0, SR_SWINHI}`: the generic shared window as
-    /// the UR term of `[R.U32+UR]` (QSPC).
-    pub(super) fn swin_ur(&mut self) -> Reg {
-        if let Some(r) = self.entry_cached("%swin_ur") {
-            return r;
-        }
-        let v = self.f.new_vreg(RegClass::Ugpr, 2, Some("%swin_ur".into()));
-        self.entry_value(Inst::new(
-            "UMOV",
-            &[],
-            vec![
-                Operand::def(Reg::word(v, 0)),
-                Operand::use_(Reg::phys(PReg::URZ)),
-            ],
-        ));
-        // SR_SWINHI is the same in every thread: R2UR of the one read moves it.
-        let hi = self.swinhi();
-        self.entry_value(Inst::new(
-            "R2UR",
-            &[],
-            vec![Operand::def(Reg::word(v, 1)), Operand::use_(hi)],
-        ));
-        Reg::whole(v, 2)
-    }
-
     /// The address of the first byte of user shared memory with the CTA rank in byte 3:
     /// `(SR_CgaCtaId << 24) + 0x400` (ptxas-facts.md §a.3.3).
     pub(super) fn shared_base(&mut self) -> Reg {

@@ -11,9 +11,9 @@
 //! and fallback (ptxas-facts.md §a.3.4): `ATOM.E.<op> P0, …`; where `P0` says it failed, a
 //! `QSPC.E.S` test chooses a `LDS`/`ATOMS.CAST.SPIN` loop on the own CTA's shared memory,
 //! `QSPC.E.D` a `LD.E`/`ATOM.E.CAST.SPIN` loop on a peer's, and anything else a plain
-//! `LD.E`/`ST.E`. The encoder has `QSPC` only as `[R.U32+UR]`: with `UR = {0, SR_SWINHI}` it
-//! tests exactly the addresses in the shared window (a generic address is first checked to
-//! have `SR_SWINHI` as its high word).
+//! `LD.E`/`ST.E`. Only the windows where the hardware lacks the operation are tested
+//! ([`Cx::fallback_windows`]: both for a float add, the own CTA's for a 64-bit integer
+//! operation, none for a 64-bit `exch`/`cas`). `QSPC [R]` tests the whole 64-bit address.
 //!
 //! `.release` adds `MEMBAR…; ERRBAR; CGAERRBAR` before, `.acquire` `CCTL.IVALL` after.
 //!
@@ -241,7 +241,7 @@ impl Cx<'_> {
         }
         let ok = match aggregate {
             Some(how) => self.atom_aggregated(how, &at, &loc, vb, dst),
-            None => self.atom_one(&at, &loc, dst, space == Space::Generic),
+            None => self.atom_one(&at, &loc, dst),
         };
         if ok && sem.acquires() {
             self.acquire_fence(sem.scope);
@@ -250,13 +250,11 @@ impl Cx<'_> {
     }
 
     /// One atomic per thread, by its space.
-    fn atom_one(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>, generic: bool) -> bool {
+    fn atom_one(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>) -> bool {
         match loc {
             Loc::Desc { global: true, .. } => self.atom_global(at, loc, dst),
             Loc::Shared { .. } => self.atom_shared(at, loc, dst),
-            Loc::Desc { global: false, .. } | Loc::Pair { .. } => {
-                self.atom_generic(at, loc, dst, generic)
-            }
+            Loc::Desc { global: false, .. } | Loc::Pair { .. } => self.atom_generic(at, loc, dst),
             _ => false,
         }
     }
@@ -423,7 +421,7 @@ impl Cx<'_> {
         matches!(at.ty, AType::U32 | AType::S32)
     }
 
-    fn atom_generic(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>, generic: bool) -> bool {
+    fn atom_generic(&mut self, at: &Atomic, loc: &Loc, dst: Option<Dst>) -> bool {
         let (reg, off) = match *loc {
             Loc::Desc { reg, off, .. } | Loc::Pair { reg, off } => (reg, off),
             _ => return false,
@@ -471,16 +469,16 @@ impl Cx<'_> {
         // The fast path with its fallback: a block structure.
         let saved_guard = self.guard.take();
         let dst = dst.map(|d| self.undo_prior(d));
-        // The blocks, in layout order: [body], s_chk, s_loop, d_chk, d_loop, other, done.
+        let (test_own, test_peer) = Self::fallback_windows(at);
+        // The blocks, in layout order: [body], [s_chk, s_loop], [d_chk, d_loop], other, done.
         let body = saved_guard.map(|_| self.new_block());
-        let s_chk = self.new_block();
-        let s_loop = self.new_block();
-        let d_chk = self.new_block();
-        let d_loop = self.new_block();
+        let own = test_own.then(|| (self.new_block(), self.new_block()));
+        let peer = test_peer.then(|| (self.new_block(), self.new_block()));
         let other = self.new_block();
         let done = self.new_block();
         let mut made: Vec<BlockId> = body.into_iter().collect();
-        made.extend([s_chk, s_loop, d_chk, d_loop, other, done]);
+        made.extend(own.iter().chain(peer.iter()).flat_map(|&(c, l)| [c, l]));
+        made.extend([other, done]);
         let mut into_done: Vec<(BlockId, VReg)> = Vec::new();
         if let (Some((p, neg)), Some(body)) = (saved_guard, body) {
             // Under a guard, skip the whole sequence where it is false.
@@ -511,47 +509,36 @@ impl Cx<'_> {
         self.emit(i);
         self.branch_to(done, Some((ok, false)));
         into_done.push((self.cur, fast));
-        self.fallthrough_to(s_chk);
-        // [s_chk] Is the address in the own CTA's shared memory? A generic address must first
-        // have SR_SWINHI as its high word.
-        self.switch_to(s_chk, false);
-        let same = if generic {
-            let swin = self.swinhi();
-            let p = self.pred();
-            self.emit_unguarded(Inst::new(
-                "ISETP",
-                &["EQ", "U32", "AND"],
-                vec![
-                    Operand::def(p),
-                    Operand::def(Reg::phys(PReg::PT)),
-                    use_(word_of(reg, 1)),
-                    use_(swin),
-                    pt(),
-                ],
-            ));
-            Some(p)
+        // The tests go in order, each falling back to the next: the own CTA's shared memory,
+        // a peer CTA's, then anything else.
+        let after_own = peer.map_or(other, |(chk, _)| chk);
+        if let Some((chk, lp)) = own {
+            // [s_chk] Is the address in the own CTA's shared memory?
+            self.fallthrough_to(chk);
+            self.switch_to(chk, false);
+            let ps = self.qspc("S", reg, off);
+            self.branch_to(after_own, Some((ps, true)));
+            self.fallthrough_to(lp);
+            // [s_loop] LDS/ATOMS.CAST.SPIN.
+            self.switch_to(lp, false);
+            let vs = self.cas_loop(at, CasMem::Shared(word_of(reg, 0), off));
+            self.fallthrough_to(done);
+            into_done.push((self.cur, vs));
         } else {
-            None
-        };
-        let lo = word_of(reg, 0);
-        let ps = self.qspc("S", lo, same);
-        self.branch_to(d_chk, Some((ps, true)));
-        self.fallthrough_to(s_loop);
-        // [s_loop] LDS/ATOMS.CAST.SPIN.
-        self.switch_to(s_loop, false);
-        let vs = self.cas_loop(at, CasMem::Shared(lo, off));
-        self.fallthrough_to(done);
-        into_done.push((self.cur, vs));
-        // [d_chk] A peer CTA's shared memory?
-        self.switch_to(d_chk, false);
-        let pd = self.qspc("D", lo, same);
-        self.branch_to(other, Some((pd, true)));
-        self.fallthrough_to(d_loop);
-        // [d_loop] LD.E/ATOM.E.CAST.SPIN.
-        self.switch_to(d_loop, false);
-        let vd = self.cas_loop(at, CasMem::Generic(reg, off));
-        self.fallthrough_to(done);
-        into_done.push((self.cur, vd));
+            self.fallthrough_to(after_own);
+        }
+        if let Some((chk, lp)) = peer {
+            // [d_chk] A peer CTA's shared memory?
+            self.switch_to(chk, false);
+            let pd = self.qspc("D", reg, off);
+            self.branch_to(other, Some((pd, true)));
+            self.fallthrough_to(lp);
+            // [d_loop] LD.E/ATOM.E.CAST.SPIN.
+            self.switch_to(lp, false);
+            let vd = self.cas_loop(at, CasMem::Generic(reg, off));
+            self.fallthrough_to(done);
+            into_done.push((self.cur, vd));
+        }
         // [other] Anything else (local memory, private to the thread): read-modify-write.
         self.switch_to(other, false);
         let vo = self.plain_rmw(at, reg, off);
@@ -561,6 +548,24 @@ impl Cx<'_> {
         self.finish_blocks(&made, done, dst, &into_done);
         self.guard = saved_guard;
         true
+    }
+
+    /// Which windows the fallback of a failed `ATOM.E` tests, `(own CTA's shared memory, a peer
+    /// CTA's)`: those where the hardware lacks the operation, so that `ATOM.E` can fail there
+    /// (ptxas, `04_dsmem_ldst/atom_add_{f32,u64}` and the generic and `.shared::cluster`
+    /// probes of docs/passes/lowering.md#atomics-on-generic-addresses). A float add has
+    /// neither `ATOMS` nor a DSMEM form: both windows, each with its compare-and-swap loop. A
+    /// 64-bit integer `add/min/max/and/or/xor` works on a peer's shared memory but has no
+    /// `ATOMS` form: only the own CTA's window. A 64-bit `exch`/`cas` works in both: no test,
+    /// only the plain read-modify-write (local memory).
+    fn fallback_windows(at: &Atomic) -> (bool, bool) {
+        if at.ty.is_float() {
+            (true, true)
+        } else if matches!(at.op, AOp::Exch | AOp::Cas) {
+            (false, false)
+        } else {
+            (true, false)
+        }
     }
 
     /// Seals the blocks a sequence made, continues in `done` and gives `dst` the value each
@@ -592,9 +597,11 @@ impl Cx<'_> {
         d
     }
 
-    /// `QSPC.E.<kind> P, RZ, [lo.U32 + {0, SR_SWINHI}]`, and-ed with `same` when given.
-    fn qspc(&mut self, kind: &'static str, lo: Reg, same: Option<Reg>) -> Reg {
-        let ur = self.swin_ur();
+    /// `QSPC.E.<kind> P, RZ, [R+off]`: whether the whole 64-bit generic address `reg + off`
+    /// (a register pair) is in the own CTA's (`S`) or a peer CTA's (`D`) shared window, as
+    /// ptxas tests an address in registers (`QSPC.E.S P0, RZ, [R2]`; for a warp-uniform
+    /// address it writes `[RZ.U32+UR4]`, and ptxc keeps the `ATOM.E`'s register pair).
+    fn qspc(&mut self, kind: &'static str, reg: Reg, off: i64) -> Reg {
         let q = self.pred();
         self.emit_unguarded(Inst::new(
             "QSPC",
@@ -602,28 +609,10 @@ impl Cx<'_> {
             vec![
                 Operand::def(q),
                 Operand::def(Reg::phys(PReg::RZ)),
-                Operand::new(OpKind::Mem {
-                    prefix: MemPrefix::None,
-                    terms: vec![MemTerm::Reg(lo, Some("U32")), MemTerm::Reg(ur, None)],
-                }),
+                Self::plain_mem(reg, off),
             ],
         ));
-        let Some(same) = same else { return q };
-        let p = self.pred();
-        self.emit_unguarded(Inst::new(
-            "PLOP3",
-            &["LUT"],
-            vec![
-                Operand::def(p),
-                Operand::def(Reg::phys(PReg::PT)),
-                use_(q),
-                use_(same),
-                pt(),
-                Operand::imm(0x80),
-                Operand::imm(0),
-            ],
-        ));
-        p
+        q
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1229,7 +1218,7 @@ impl Cx<'_> {
                     ..*at
                 };
                 self.guard = Some((p, false));
-                let ok = self.atom_one(&one, &loc, None, false);
+                let ok = self.atom_one(&one, &loc, None);
                 self.guard = None;
                 ok
             }
@@ -1262,7 +1251,7 @@ impl Cx<'_> {
                     ..*at
                 };
                 self.guard = Some((p, false));
-                let ok = self.atom_one(&one, &loc, Some(old), false);
+                let ok = self.atom_one(&one, &loc, Some(old));
                 self.guard = None;
                 if !ok {
                     return false;
@@ -1405,7 +1394,7 @@ impl Cx<'_> {
         self.seal(each_block);
         let each = self.agg_temp_dst("aggregate.each");
         let each_v = each.vreg;
-        if !self.atom_one(at, loc, Some(each), false) {
+        if !self.atom_one(at, loc, Some(each)) {
             return false;
         }
         self.branch_to(join, None);
@@ -1438,7 +1427,7 @@ impl Cx<'_> {
             ..*at
         };
         self.guard = Some((last, false));
-        let ok = self.atom_one(&total, loc, Some(old), false);
+        let ok = self.atom_one(&total, loc, Some(old));
         self.guard = None;
         if !ok {
             return false;

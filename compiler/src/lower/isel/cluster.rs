@@ -521,7 +521,20 @@ impl Cx<'_> {
                 other => other,
             };
             self.assume_loop_phis = uniform;
-            let u = self.uniform_of(lo);
+            // A 64-bit (generic) address is rebuilt whole in a uniform pair, of which the
+            // operation reads the low word (§a.1 #32): ptxas keeps the high word's `S2UR
+            // SR_SWINHI` and its `UMOV` (`09_mbarrier/arrive_generic`,
+            // `arrive_remote_u64addr`), and so does ptxc (`UMOV` is not on the dead-code
+            // pass's list of pure instructions).
+            let pair = if uniform && r.count() == 2 {
+                self.uniform_pair(r)
+            } else {
+                None
+            };
+            let u = match pair {
+                Some(p) => Some(super::address::word_of(p, 0)),
+                None => self.uniform_of(lo),
+            };
             self.assume_loop_phis = false;
             match u {
                 Some(u) => u,

@@ -1555,53 +1555,31 @@ impl Cx<'_> {
         }
         match space {
             Space::Shared | Space::SharedCluster => {
-                // QSPC takes the address as `[lo.U32 + UR]`; with UR = {0, SR_SWINHI} it sees the
-                // address exactly when its high word is SR_SWINHI, the only high word a
-                // shared-window address has.
-                let ur = self.swin_ur();
-                let swin = self.swinhi();
-                let same = self.pred();
-                self.emit_unguarded(Inst::new(
-                    "ISETP",
-                    &["EQ", "U32", "AND"],
-                    vec![
-                        Operand::def(same),
-                        Operand::def(Reg::phys(PReg::PT)),
-                        use_(word_of(r, 1)),
-                        use_(swin),
-                        pt(),
+                // One QSPC tests the whole 64-bit address, as ptxas does: `[RZ.U32+UR]` with the
+                // address in a uniform pair when it is warp-uniform (`10_shared_addr/
+                // isspacep_shared`: `ULDC.64 UR4, c[0x0][0x220]; QSPC.E.S P0, RZ,
+                // [RZ.U32+UR4]`), else `[R]` with the register pair (a `%tid`-dependent
+                // address: `QSPC.E.S P0, RZ, [R2]`, docs/passes/lowering.md#isspacep).
+                let mem = match self.uniform_pair(r) {
+                    Some(u) => vec![
+                        MemTerm::Reg(Reg::phys(PReg::RZ), Some("U32")),
+                        MemTerm::Reg(u, None),
                     ],
-                ));
-                let q = self.pred();
+                    None => vec![MemTerm::Reg(r, None)],
+                };
                 let kind = if space == Space::Shared { "S" } else { "D" };
-                self.emit_unguarded(Inst::new(
-                    "QSPC",
-                    &["E", kind],
-                    vec![
-                        Operand::def(q),
-                        Operand::def(Reg::phys(PReg::RZ)),
-                        Operand::new(OpKind::Mem {
-                            prefix: MemPrefix::None,
-                            terms: vec![
-                                MemTerm::Reg(word_of(r, 0), Some("U32")),
-                                MemTerm::Reg(ur, None),
-                            ],
-                        }),
-                    ],
-                ));
                 self.emit_def(
                     &dst,
                     Inst::new(
-                        "PLOP3",
-                        &["LUT"],
+                        "QSPC",
+                        &["E", kind],
                         vec![
                             Operand::def(dst.reg()),
-                            Operand::def(Reg::phys(PReg::PT)),
-                            use_(q),
-                            use_(same),
-                            pt(),
-                            Operand::imm(0x80),
-                            Operand::imm(0),
+                            Operand::def(Reg::phys(PReg::RZ)),
+                            Operand::new(OpKind::Mem {
+                                prefix: MemPrefix::None,
+                                terms: mem,
+                            }),
                         ],
                     ),
                 );
@@ -1636,8 +1614,8 @@ impl Cx<'_> {
             _ => {
                 self.error(
                     op.ins.span,
-                    "ptxc cannot lower `isspacep` of this space yet: the encoder lacks \
-                     `QSPC [R.64]`",
+                    "ptxc cannot lower `isspacep` of this space yet (ptxas: `QSPC.E.G` and a \
+                     window compare for `.global`, `QSPC.E.L` for `.local`)",
                 );
                 return true;
             }

@@ -76,6 +76,61 @@ impl Cx<'_> {
         }
     }
 
+    /// A 64-bit value in a uniform register pair, computed at the current point, or `None`
+    /// (nothing emitted) when it is not provably warp-uniform. A value loaded whole
+    /// (`ld.param.u64`) is rebuilt whole (`ULDC.64`); one written word by word (a generic shared
+    /// address `{lo, SR_SWINHI}` from `cvta.shared.u64`, `mapa.u64`) is rebuilt word by word and
+    /// copied into the pair with two `UMOV`s, as ptxas does (`09_mbarrier/arrive_generic`:
+    /// `S2UR UR5, SR_CgaCtaId; UMOV UR4, 0x400; S2UR UR6, SR_SWINHI; ULEA UR4, UR5, UR4, 0x18;
+    /// UMOV UR4, UR4; UMOV UR5, UR6`). The `S2UR`s of the rebuilt code go first, in the order
+    /// they were asked for: ptxas issues its long-latency special-register reads before the ALU
+    /// work (the `SR_SWINHI` read comes before the `ULEA` of the low word).
+    pub(super) fn uniform_pair(&mut self, r: Reg) -> Option<Reg> {
+        let Reg::Virt {
+            vreg,
+            first: 0,
+            count: 2,
+        } = r
+        else {
+            return None;
+        };
+        if self.f.vreg(vreg).words != 2 || self.f.vreg(vreg).class != RegClass::Gpr {
+            return None;
+        }
+        let start = self.f.block(self.cur).insts.len();
+        let cache = self.uniform_cache.clone();
+        let built = match self.uniform_of(r) {
+            Some(u) => Some(u),
+            None => {
+                let lo = self.uniform_of(super::address::word_of(r, 0));
+                let hi = lo.and_then(|_| self.uniform_of(super::address::word_of(r, 1)));
+                lo.zip(hi).map(|(lo, hi)| {
+                    let p = self.new_vreg(RegClass::Ugpr, 2);
+                    for (w, src) in [(0, lo), (1, hi)] {
+                        self.emit_unguarded(Inst::new(
+                            "UMOV",
+                            &[],
+                            vec![Operand::def(Reg::word(p, w)), Operand::use_(src)],
+                        ));
+                    }
+                    Reg::whole(p, 2)
+                })
+            }
+        };
+        let insts = &mut self.f.block_mut(self.cur).insts;
+        if built.is_none() {
+            // Drop what a partial attempt emitted.
+            insts.truncate(start);
+            self.uniform_cache = cache;
+            return None;
+        }
+        let (reads, rest): (Vec<Inst>, Vec<Inst>) =
+            insts.drain(start..).partition(|i| i.mnemonic == "S2UR");
+        insts.extend(reads);
+        insts.extend(rest);
+        built
+    }
+
     /// The PTX guard as a guard an instruction of the uniform datapath can take, emitted before
     /// it: such an instruction runs once for the warp and reads only a uniform predicate
     /// (`@UP0`). A guard `@p` on a per-thread `p` becomes `VOTEU.ANY UPn, p` and `@UPn` (run if
