@@ -63,7 +63,8 @@ const IDENTICAL_FLOOR: usize = 262;
 /// (`lower/slow_path.rs`), and warp-aggregated atomics gave `zluda/atom_add` its
 /// `INT_WARP_WIDE_INSTR_OFFSETS`); the 4 others differ because the code differs: ptxas's 15–17 BSSYs in
 /// `matmul_tma_v33`–`_v35` where ptxc has none, ptxc's one BSSY in `fa_ws_pingpong` where ptxas
-/// has none, and spill code in ptxc's only: `matmul_tma_v33`, `_v34`, `fa_ws_pingpong`).
+/// has none, and spill code in ptxc's only: `fa_ws_pingpong`; `matmul_tma_v33` and `_v34` no
+/// longer spill since `passes/coalesce_copies.rs`, but keep ptxas's BSSYs against none).
 const SAME_KINDS_FLOOR: usize = 258;
 
 /// PTX → (encoded functions, cubin bytes), or the first line of the first diagnostic.

@@ -4,6 +4,7 @@
 //! Each pass is one file in this directory and one line in [`PIPELINE`].
 
 pub mod cleanup;
+pub mod coalesce_copies;
 pub mod coalesce_tuples;
 pub mod early_exit;
 pub mod exit_bookend;
@@ -36,6 +37,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &early_exit::EarlyExit,
     &out_of_ssa::OutOfSsa,
     &reconverge::Reconverge,
+    &coalesce_copies::CoalesceCopies,
     &regalloc::RegAlloc,
     &prologue::Prologue,
 ];
