@@ -147,25 +147,58 @@ pub fn lower_with(
             // Reported at the function's name.
             .map_err(|e| vec![Diagnostic::error(f.span, e.to_string())])
     };
-    // ptxas's slow paths first: once allocated, the registers each writes are all a call to
-    // it overwrites (`passes/regalloc`, `call_clobber_set`), which their callers' allocation
-    // needs.
-    let is_slow_path = |f: &crate::mir::Function| crate::lower::slow_path::kind(&f.name).is_some();
-    let mut callee_writes = Vec::new();
-    for f in lowered.subroutines.iter_mut().filter(|f| is_slow_path(f)) {
+    // Caller-saved subroutines first (`Function::caller_saved`: ptxas's slow paths and the
+    // module's subroutines but the recursive and address-taken ones), each after those it
+    // calls: once allocated, the registers each writes (its calls' included) are all a call
+    // to it overwrites (`passes/regalloc`, `call_clobber_set`), which its callers'
+    // allocation needs. A subroutine lowered for several `.shared` layouts counts the
+    // registers of every copy. They call no one recursively, so an order exists; the
+    // subroutines with the fixed convention and the kernels follow.
+    let allocates = passes.iter().any(|p| p.name() == "regalloc");
+    let mut callee_writes: Vec<(String, crate::mir::RegSet)> = Vec::new();
+    let mut pending: Vec<usize> = (0..lowered.subroutines.len())
+        .filter(|&k| lowered.subroutines[k].caller_saved)
+        .collect();
+    while !pending.is_empty() {
+        let waits = |k: usize, pending: &[usize], subs: &[crate::mir::Function]| {
+            let f = &subs[k];
+            f.blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .filter(|i| i.mnemonic == "CALL")
+                .flat_map(|i| &i.ops)
+                .any(|o| match &o.kind {
+                    crate::mir::OpKind::Func(n) => pending
+                        .iter()
+                        .any(|&j| j != k && subs[j].name == *n && *n != f.name),
+                    _ => false,
+                })
+        };
+        let Some(at) =
+            (0..pending.len()).find(|&p| !waits(pending[p], &pending, &lowered.subroutines))
+        else {
+            return Err(vec![Diagnostic::error(
+                crate::frontend::ast::Span::default(),
+                "internal error: caller-saved subroutines call each other in a cycle".to_string(),
+            )]);
+        };
+        let k = pending.remove(at);
+        let f = &mut lowered.subroutines[k];
+        f.callee_writes = callee_writes.clone();
         run(f, &mut report)?;
-        if passes.iter().any(|p| p.name() == "regalloc") {
-            callee_writes.push((
-                f.name.clone(),
-                crate::passes::regalloc::written_registers(f),
-            ));
+        if allocates {
+            let set = crate::passes::regalloc::written_registers(f);
+            match callee_writes.iter_mut().find(|(n, _)| *n == f.name) {
+                Some((_, s)) => *s = s.union(set),
+                None => callee_writes.push((f.name.clone(), set)),
+            }
         }
     }
     for f in lowered
         .module
         .functions
         .iter_mut()
-        .chain(lowered.subroutines.iter_mut().filter(|f| !is_slow_path(f)))
+        .chain(lowered.subroutines.iter_mut().filter(|f| !f.caller_saved))
     {
         f.callee_writes = callee_writes.clone();
         run(f, &mut report)?;

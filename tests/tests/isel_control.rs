@@ -1055,3 +1055,69 @@ fn a_branch_on_a_64_bit_thread_index_reconverges() {
         "{text}"
     );
 }
+
+/// Calls to subroutines that are neither recursive nor address-taken are caller-saved, as
+/// ptxas's whole-program allocation makes them (`docs/passes/lowering.md`, "Caller-saved
+/// subroutines"): the return address in R2:R3, nothing saved, and a call overwrites only what
+/// the callee writes, so the kernels' register counts approach ptxas's (all were 24, from the
+/// return address in R20:R21). `-v` prints ptxas's `Function properties` lines for each
+/// subroutine a kernel calls; a recursive one keeps the fixed convention and counts its saves
+/// as spill bytes, as ptxas's `-v` does.
+#[test]
+fn caller_saved_subroutines_cost_what_the_callee_writes() {
+    let root = ptxc_tests::workspace_root();
+    let zluda = ptxc_tests::shared_dir().join("corpus/zluda/sm90a");
+    // (file, most registers ptxc may use (ptxas's count in the comment), a subroutine line)
+    let cases = [
+        (zluda.join("call.ptx"), 12, "incr"),                    // 10
+        (zluda.join("multiple_return.ptx"), 10, "do_something"), // 8
+        (zluda.join("shared_unify_local.ptx"), 16, "set_shared_temp1"), // 11
+        (zluda.join("mma_m16n8k32_s32_s8_s8_s32.ptx"), 38, "pack_u8"), // 23
+        (root.join("tests/sass-probes/ptx/funcs.ptx"), 18, "mix"), // 12, 10
+    ];
+    for (path, most, sub) in cases {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let src = SourceFile::new(path.display().to_string(), text);
+        let (encoded, built, _) =
+            ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
+        let report = ptxc::emit::build::verbose_report(&built, "sm_90a", 0.0);
+        for k in built.kernels.iter().filter(|k| k.name != "k_fact") {
+            assert!(
+                k.registers <= most,
+                "{}: {}\n{report}",
+                path.display(),
+                k.name
+            );
+        }
+        assert!(
+            report.contains(&format!(
+                "ptxc info    : Function properties for {sub}\n    0 bytes stack frame, 0 \
+                 bytes spill stores, 0 bytes spill loads\n"
+            )),
+            "{report}"
+        );
+        // A caller-saved subroutine returns through R2.
+        let lines: Vec<String> = encoded.iter().flat_map(ptxc_tests::listing_lines).collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with("RET.REL.NODEC R2 ")),
+            "{}: {lines:?}",
+            path.display()
+        );
+    }
+    // The recursive `fact` keeps the fixed convention: R20:R21, its saves counted as ptxas
+    // counts them (16 bytes frame, 16 bytes of stores and of loads).
+    let path = root.join("tests/sass-probes/ptx/funcs.ptx");
+    let src = SourceFile::new("funcs.ptx", std::fs::read_to_string(&path).unwrap());
+    let (_, built, _) =
+        ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
+    let report = ptxc::emit::build::verbose_report(&built, "sm_90a", 0.0);
+    assert!(
+        report.contains(
+            "ptxc info    : Function properties for fact\n    16 bytes stack frame, 16 bytes \
+             spill stores, 16 bytes spill loads\n"
+        ),
+        "{report}"
+    );
+}

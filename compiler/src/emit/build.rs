@@ -41,6 +41,55 @@ pub struct KernelInfo {
     pub spill_loads: u32,
     /// Static shared bytes beyond the reserved 1 KiB.
     pub shared: u64,
+    /// The module's subroutines linked into the kernel (`lower/link.rs`), in layout order,
+    /// each as `-v` reports it ([`verbose_report`]); ptxas's slow paths are left out, as
+    /// ptxas's report leaves them.
+    pub subroutines: Vec<SubroutineInfo>,
+}
+
+/// What `ptxas -v` reports about a `.func` a kernel calls: `Function properties for NAME`,
+/// then its own frame and, as spill stores and loads, the bytes of the registers it saves and
+/// restores (`tests/sass-probes/ptx/funcs.ptx`: `fact`, `16 bytes stack frame, 16 bytes spill
+/// stores, 16 bytes spill loads` for its four `STL`s and `LDL`s).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubroutineInfo {
+    pub name: String,
+    pub frame: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+}
+
+/// The [`SubroutineInfo`] of each subroutine `lower::link` appended to `mf`: its blocks run
+/// from its entry to the next subroutine's (or the end); its saves and restores are the
+/// `STL`s and `LDL`s marked [`mir::Inst::frame_save`], four bytes each.
+fn subroutine_infos(mf: &mir::Function) -> Vec<SubroutineInfo> {
+    let mut entries: Vec<(u32, &str, u32)> = mf
+        .subroutines
+        .iter()
+        .map(|(b, n, frame)| (b.0, n.as_str(), *frame))
+        .collect();
+    entries.sort_unstable_by_key(|e| e.0);
+    let mut out = Vec::new();
+    for (k, &(start, name, frame)) in entries.iter().enumerate() {
+        let end = entries.get(k + 1).map_or(mf.blocks.len() as u32, |e| e.0);
+        if crate::lower::slow_path::kind(name).is_some() {
+            continue;
+        }
+        let count = |m: &str| {
+            (start..end)
+                .filter_map(|b| mf.blocks.get(b as usize))
+                .flat_map(|b| &b.insts)
+                .filter(|i| i.frame_save && i.mnemonic == m)
+                .count() as u32
+        };
+        out.push(SubroutineInfo {
+            name: name.to_string(),
+            frame,
+            spill_stores: 4 * count("STL"),
+            spill_loads: 4 * count("LDL"),
+        });
+    }
+    out
 }
 
 /// A compiled module as a cubin model, with what `-v` prints.
@@ -1172,6 +1221,7 @@ fn kernel(
         spill_stores,
         spill_loads,
         shared: u64::from(frame.shared_bytes),
+        subroutines: subroutine_infos(mf),
     };
     Ok((f, info))
 }
@@ -1235,7 +1285,10 @@ fn external_callees(mf: &mir::Function) -> Vec<String> {
 /// ```
 ///
 /// ptxas prints `gmem` once, then one block per kernel in its processing order (reverse PTX
-/// order; measured on a two-kernel module). `compile_ms` is shared out evenly.
+/// order; measured on a two-kernel module), each followed by a `Function properties` block
+/// for every `.func` the kernel calls, in the order of their code (`funcs.ptx`: `mix` after
+/// both `k_mix2` and `k_mix`; `device_calls.ptx`: `_Z4polyfi`, then `_Z6clampiiii`).
+/// `compile_ms` is shared out evenly.
 pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
     let mut s = format!("ptxc info    : {} bytes gmem\n", b.gmem);
     let each = compile_ms / b.kernels.len().max(1) as f64;
@@ -1265,6 +1318,16 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
         s.push_str(&used);
         s.push('\n');
         s.push_str(&format!("ptxc info    : Compile time = {each:.3} ms\n"));
+        for sub in &k.subroutines {
+            s.push_str(&format!(
+                "ptxc info    : Function properties for {}\n",
+                sub.name
+            ));
+            s.push_str(&format!(
+                "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads\n",
+                sub.frame, sub.spill_stores, sub.spill_loads
+            ));
+        }
     }
     s
 }

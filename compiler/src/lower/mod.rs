@@ -178,6 +178,14 @@ pub fn lower_module_with(
     } else {
         Vec::new()
     };
+    // The subroutines called with the fixed convention (`isel/call.rs`): the recursive and
+    // address-taken ones, and in a debug build every `.func` (ptxas's `-g` code keeps the
+    // ABI). The others are caller-saved ([`Function::caller_saved`]).
+    let fixed: FxHashSet<String> = if own_sections {
+        subs.iter().chain(&own).cloned().collect()
+    } else {
+        inline::subroutines(&checked.module, false)
+    };
     // Their `.shared` layout is a kernel-less one: the module's variables from offset 0.
     reached.extend(own.iter().map(|n| (n.clone(), 0)));
     for item in &checked.module.items {
@@ -195,7 +203,7 @@ pub fn lower_module_with(
                 continue;
             }
         };
-        let lowered = lower_function(&f, &globals, &mut out.bank4, &subs);
+        let lowered = lower_function(&f, &globals, &mut out.bank4, &subs, &fixed);
         let layout = lowered
             .as_ref()
             .map_or(0, |(_, frame)| frame.own_shared_bytes);
@@ -230,7 +238,7 @@ pub fn lower_module_with(
             }
         };
         note_reached(&mut reached, &f, &subs, layout);
-        match lower_function_at(&f, &globals, &mut out.bank4, &subs, layout) {
+        match lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, layout) {
             Ok((mf, frame)) => {
                 if own.contains(&name) && !out.own_sections.iter().any(|(n, _)| *n == name) {
                     out.own_sections.push((name, frame));
@@ -270,7 +278,8 @@ pub fn lower_module_with(
             }
         };
         let none = FxHashMap::default();
-        match lower_function(&f, &none, &mut out.bank4, &FxHashSet::default()) {
+        let no_subs = FxHashSet::default();
+        match lower_function(&f, &none, &mut out.bank4, &no_subs, &no_subs) {
             Ok((mf, _)) => {
                 out.subroutines.push(mf);
                 out.subroutine_layouts.push(None);
@@ -575,6 +584,9 @@ pub struct Plan<'a> {
     bank4: Vec<String>,
     /// The module's functions compiled as subroutines: calls to them are `CALL.REL`.
     subroutines: FxHashSet<String>,
+    /// Those of them called with the fixed convention (return address in R20:R21, the callee
+    /// saves what callers keep); calls to the others are caller-saved (`isel/call.rs`).
+    fixed_convention: FxHashSet<String>,
     /// A subroutine's parameters and results, in order: the registers of the calling
     /// convention (`isel/call.rs`).
     sub_params: Vec<ast::Name>,
@@ -675,6 +687,7 @@ fn plan_at<'a>(
             .any(|d| d.name.text == ".explicitcluster"),
         bank4: Vec::new(),
         subroutines: FxHashSet::default(),
+        fixed_convention: FxHashSet::default(),
         sub_params: Vec::new(),
         sub_results: Vec::new(),
         refused_loop_phis: FxHashSet::default(),
@@ -1073,8 +1086,9 @@ pub fn lower_function(
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
+    fixed: &FxHashSet<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
-    lower_function_at(f, globals, bank4, subroutines, 0)
+    lower_function_at(f, globals, bank4, subroutines, fixed, 0)
 }
 
 /// [`lower_function`] with the module's `.shared` variables after `shared_base` bytes
@@ -1084,12 +1098,14 @@ fn lower_function_at(
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
+    fixed: &FxHashSet<String>,
     shared_base: u32,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut refused = FxHashSet::default();
     loop {
         let mut table = bank4.clone();
-        match lower_function_once(f, globals, &mut table, subroutines, &refused, shared_base) {
+        let calls = (subroutines, fixed);
+        match lower_function_once(f, globals, &mut table, calls, &refused, shared_base) {
             Ok(r) => {
                 *bank4 = table;
                 return Ok(r);
@@ -1113,7 +1129,7 @@ fn lower_function_once(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
-    subroutines: &FxHashSet<String>,
+    (subroutines, fixed): (&FxHashSet<String>, &FxHashSet<String>),
     refused: &FxHashSet<(u32, u32)>,
     shared_base: u32,
 ) -> Result<(Function, FrameInfo), (Vec<Diagnostic>, Vec<(u32, u32)>)> {
@@ -1121,6 +1137,7 @@ fn lower_function_once(
     plan.refused_loop_phis = refused.clone();
     plan.bank4 = std::mem::take(bank4);
     plan.subroutines = subroutines.clone();
+    plan.fixed_convention = fixed.clone();
     if f.kind == FunctionKind::Func {
         let names = |l: &Option<Vec<ast::ParamDecl>>| -> Vec<ast::Name> {
             l.iter().flatten().map(|p| p.decl.name.clone()).collect()
@@ -1130,6 +1147,7 @@ fn lower_function_once(
     }
     let mut mf = Function::new(f.name.text.to_string(), f.kind == FunctionKind::Entry);
     mf.span = f.name.span;
+    mf.caller_saved = f.kind == FunctionKind::Func && !fixed.contains(f.name.text.as_str());
     // `.maxnreg N` bounds the registers (values above 255 are ignored, as ptxas does).
     if let Some(n) = f
         .directives

@@ -633,6 +633,12 @@ pub struct Function {
     /// (`passes/regalloc`, `call_clobber_set`). A call to a slow path missing here is taken to
     /// overwrite the registers of any call.
     pub callee_writes: Vec<(String, RegSet)>,
+    /// A subroutine whose callers keep nothing in the registers it writes: it saves none
+    /// itself (`passes/prologue.rs`), its return address arrives in R2:R3, and once it is
+    /// allocated its callers learn what it writes ([`Function::callee_writes`]). Every
+    /// subroutine but the recursive and address-taken ones (and all in a debug build), and
+    /// ptxas's slow paths (`lower/isel/call.rs`).
+    pub caller_saved: bool,
 }
 
 /// A set of physical registers, one bit per register of each file (the zero and true registers
@@ -747,6 +753,7 @@ impl Function {
             fixed: Vec::new(),
             subroutines: Vec::new(),
             callee_writes: Vec::new(),
+            caller_saved: false,
         }
     }
 

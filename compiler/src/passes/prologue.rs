@@ -12,10 +12,12 @@
 //! then `STL`), and before each `RET` loads them back and raises R1 again. Its frame is its
 //! `.local` data and spill slots, then the saved registers.
 //!
-//! ptxas's slow paths (`lower/slow_path.rs`) save no register, as ptxas's do: their callers
-//! know what each writes (`regalloc::call_clobber_set`) and keep nothing there across the call.
-//! They still save the convergence barriers their `BSSY`s use. A subroutine that calls a slow
-//! path saves, besides the registers it writes, those the slow path writes.
+//! A caller-saved subroutine (`Function::caller_saved`: ptxas's slow paths,
+//! `lower/slow_path.rs`, and every module subroutine but the recursive and address-taken ones)
+//! saves no register, as ptxas's do: its callers know what it writes
+//! (`regalloc::call_clobber_set`) and keep nothing there across the call. It still saves the
+//! convergence barriers its `BSSY`s use. A subroutine with the fixed convention that calls a
+//! caller-saved one saves, besides the registers it writes, those the callee writes.
 
 use super::Pass;
 use crate::mir::{Function, Inst, MemPrefix, MemTerm, OpKind, Operand, PReg, Reg, RegClass};
@@ -89,10 +91,10 @@ fn gpr(num: u8) -> Reg {
 fn subroutine_frame(f: &mut Function) -> Result<(), String> {
     let mut saved: Vec<u8> = Vec::new();
     let mut barriers: Vec<u8> = Vec::new();
-    let slow_path = crate::lower::slow_path::kind(&f.name).is_some();
+    let caller_saved = f.caller_saved;
     for i in f.blocks.iter().flat_map(|b| &b.insts) {
-        // The registers the instruction writes: its definitions, and for a call to a slow
-        // path, what the slow path writes.
+        // The registers the instruction writes: its definitions, and for a call to a
+        // caller-saved subroutine, what that writes.
         let mut written: Vec<(RegClass, u8)> = Vec::new();
         for r in i.defs() {
             let crate::mir::Reg::Phys { reg, count } = r else {
@@ -100,7 +102,10 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
             };
             written.extend((reg.num..reg.num.saturating_add(count)).map(|n| (reg.class, n)));
         }
-        if i.mnemonic == "CALL" && crate::passes::regalloc::calls_slow_path(i) {
+        if i.mnemonic == "CALL"
+            && (crate::passes::regalloc::calls_slow_path(i)
+                || crate::passes::regalloc::known_callee_writes(f, i).is_some())
+        {
             let set = crate::passes::regalloc::call_clobber_set(f, i);
             for class in [
                 RegClass::Gpr,
@@ -112,7 +117,7 @@ fn subroutine_frame(f: &mut Function) -> Result<(), String> {
             }
         }
         for (class, n) in written {
-            if slow_path {
+            if caller_saved {
                 continue;
             }
             match class {

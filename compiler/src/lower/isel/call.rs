@@ -24,24 +24,17 @@ use crate::mir::*;
 pub(in crate::lower) const FIRST_ARG: u8 = 4;
 /// Arguments past R15 go on the stack in ptxas's convention, which ptxc does not implement.
 pub(in crate::lower) const LAST_ARG: u8 = 15;
-/// The return address register pair `LEPC` writes (`LEPC R20, …`).
+/// The return address register pair `LEPC` writes (`LEPC R20, …`), and that of a call to a
+/// subroutine with the fixed convention.
 const RETURN_ADDRESS: u8 = 20;
-/// The return address register pair of a call to one of ptxas's slow paths
-/// (`lower/slow_path.rs`): R2:R3, below the operands and result (R4 up), so that neither side
+/// The return address register pair of a caller-saved call ([`Function::caller_saved`]: ptxas's
+/// slow paths, `lower/slow_path.rs`, and the module's subroutines but the recursive and
+/// address-taken ones): R2:R3, below the operands and result (R4 up), so that neither side
 /// of the call needs a register as high as R20 (whose use alone makes a kernel report 24
-/// registers). ptxas chooses per kernel; its slow paths return through R4 or R2
+/// registers). ptxas chooses per callee; its subroutines return through R2, R4 or R0
 /// (`RET.REL.NODEC R4 0x0` in zluda `div_noftz`, `MOV R2, R4; RET.REL.NODEC R2 0x0` in
-/// `sqrt_rn_ftz`).
-const SLOW_PATH_RETURN_ADDRESS: u8 = 2;
-
-/// The return address register pair of a call to `callee`.
-fn return_address(callee: &str) -> u8 {
-    if crate::lower::slow_path::kind(callee).is_some() {
-        SLOW_PATH_RETURN_ADDRESS
-    } else {
-        RETURN_ADDRESS
-    }
-}
+/// `sqrt_rn_ftz`, `MOV R2, R0; RET.REL.NODEC R2 0x0` in `call`'s `incr`).
+const CALLER_SAVED_RETURN_ADDRESS: u8 = 2;
 
 /// How a value of `class` and `words` registers travels in the calling convention of the
 /// module's subroutines ([`Cx::call_subroutine`]): the number of consecutive registers it takes
@@ -351,6 +344,11 @@ impl Cx<'_> {
     ///
     /// The callee preserves every register the caller may keep across a call
     /// ([`crate::passes::regalloc::call_clobbers`]; `passes/prologue.rs` saves them).
+    ///
+    /// A caller-saved callee ([`Function::caller_saved`]: neither recursive nor address-taken)
+    /// gets its return address in R2:R3 instead and saves nothing: the call overwrites what
+    /// its allocated body writes ([`crate::passes::regalloc::call_clobber_set`]), ptxas's
+    /// whole-program way (`docs/passes/lowering.md`, "Caller-saved subroutines").
     fn call_subroutine(&mut self, callee: &str, rets: &[ast::Name], args: &[ast::Name]) -> bool {
         let Some(mut implicit) = self.pass_arguments(callee, args) else {
             return true;
@@ -410,7 +408,19 @@ impl Cx<'_> {
         }
     }
 
-    /// The return address of a `CALL.REL` to `callee` in R20:R21: a MOV whose operand names
+    /// The register pair of the return address of a call to `callee`: R2:R3 for a caller-saved
+    /// one, else R20:R21.
+    fn return_address(&self, callee: &str) -> u8 {
+        if crate::lower::slow_path::kind(callee).is_some()
+            || !self.fixed_convention.contains(callee)
+        {
+            CALLER_SAVED_RETURN_ADDRESS
+        } else {
+            RETURN_ADDRESS
+        }
+    }
+
+    /// The return address of a `CALL.REL` to `callee` ([`Cx::return_address`]): a MOV whose operand names
     /// the callee (emission puts there the offset of the instruction after the CALL that
     /// follows it, `emit/sass.rs`) and a zero high word. Returns the CALL's use of the pair.
     fn pass_return_address(&mut self, callee: &str) -> Operand {
@@ -424,7 +434,7 @@ impl Cx<'_> {
             ],
         ));
         let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
-        let ra = self.fixed_gpr(2, return_address(callee));
+        let ra = self.fixed_gpr(2, self.return_address(callee));
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],
@@ -435,8 +445,8 @@ impl Cx<'_> {
 
     /// The register pair this subroutine's return address arrives in.
     fn own_return_address(&self) -> u8 {
-        if self.is_slow_path_body() {
-            SLOW_PATH_RETURN_ADDRESS
+        if self.f.caller_saved {
+            CALLER_SAVED_RETURN_ADDRESS
         } else {
             RETURN_ADDRESS
         }
@@ -449,8 +459,8 @@ impl Cx<'_> {
     }
 
     /// A call to ptxas's slow path `callee` (`lower/slow_path.rs`) with the convention of
-    /// [`Cx::call_subroutine`] but the return address in R2:R3
-    /// ([`SLOW_PATH_RETURN_ADDRESS`]): `args` from R4, the result (of `words` registers) back
+    /// [`Cx::call_subroutine`] and the return address in R2:R3
+    /// ([`CALLER_SAVED_RETURN_ADDRESS`]): `args` from R4, the result (of `words` registers) back
     /// from R4:
     ///
     /// ```text
@@ -533,7 +543,7 @@ impl Cx<'_> {
     }
 
     /// The start of a subroutine: its parameters arrive in R4 up, its return address in
-    /// R20:R21 (the convention of [`Cx::call_subroutine`]). `UNDEF`s of the precoloured
+    /// R20:R21, or R2:R3 if it is caller-saved (the convention of [`Cx::call_subroutine`]). `UNDEF`s of the precoloured
     /// registers stand for the values the caller put there; they are copied into the
     /// parameters' variables.
     pub(super) fn subroutine_entry(&mut self, params: &[ast::Name]) {
@@ -600,8 +610,8 @@ impl Cx<'_> {
         }
     }
 
-    /// `ret` in a subroutine: the results to R4 up, the return address back to R20:R21, then
-    /// `RET.REL.NODEC R20 0x0` (which reads them all).
+    /// `ret` in a subroutine: the results to R4 up, the return address back to the pair it
+    /// arrived in, then `RET.REL.NODEC R20 0x0` (or `R2`; the `RET` reads them all).
     pub(super) fn subroutine_return(&mut self) {
         let Some(ra) = self.return_address else {
             return;

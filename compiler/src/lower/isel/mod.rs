@@ -158,6 +158,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         explicit_cluster: plan.explicit_cluster,
         cluster_flag: None,
         subroutines: std::mem::take(&mut plan.subroutines),
+        fixed_convention: std::mem::take(&mut plan.fixed_convention),
         return_address: None,
         sub_results: std::mem::take(&mut plan.sub_results),
         blocks: &blocks,
@@ -247,6 +248,9 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         }
     }
     cx.ssa.finish(cx.f);
+    if !cx.f.is_entry {
+        hoist_incoming(cx.f);
+    }
     // Lay out the blocks selection made right after the planned block they belong to.
     if !cx.extra_blocks.is_empty() {
         let mut order = Vec::with_capacity(cx.f.blocks.len());
@@ -261,6 +265,25 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         }
         crate::mir::cfg::reorder(cx.f, &order);
     }
+}
+
+/// Moves a subroutine's `UNDEF`s of precoloured registers (what arrives in the registers of
+/// the calling convention, `call.rs`, `subroutine_entry`) to the very start of its entry
+/// block, before the values selection placed there (`entry_value`, `entry_s2r`): those arrive
+/// with the call, and the allocator must not give their registers to anything before them
+/// (zluda `extern_shared_call`: the shared window's `MOV R2, 0x400` over the return address in
+/// R2).
+fn hoist_incoming(f: &mut Function) {
+    let fixed: Vec<VReg> = f.fixed.iter().map(|&(v, _)| v).collect();
+    let incoming = |i: &Inst| {
+        i.mnemonic == "UNDEF"
+            && i.defs()
+                .all(|d| d.vreg().is_some_and(|v| fixed.contains(&v)))
+    };
+    let insts = std::mem::take(&mut f.blocks[0].insts);
+    let (mut first, rest): (Vec<Inst>, Vec<Inst>) = insts.into_iter().partition(incoming);
+    first.extend(rest);
+    f.blocks[0].insts = first;
 }
 
 /// A source operand after resolution: a register, an immediate, or a constant-bank word.
@@ -326,8 +349,10 @@ pub struct Cx<'p> {
     pub(super) cluster_flag: Option<VReg>,
     /// The module's functions compiled as subroutines: a call to one is `CALL.REL`.
     pub(super) subroutines: rustc_hash::FxHashSet<String>,
-    /// In a subroutine: its return address (a copy of what arrived in R20:R21) and its results,
-    /// which every `ret` passes back (`call.rs`).
+    /// Those called with the fixed convention (`call.rs`); the others are caller-saved.
+    pub(super) fixed_convention: rustc_hash::FxHashSet<String>,
+    /// In a subroutine: its return address (a copy of what arrived in R20:R21, or R2:R3) and
+    /// its results, which every `ret` passes back (`call.rs`).
     pub(super) return_address: Option<VReg>,
     pub(super) sub_results: Vec<Name>,
     /// The function's planned blocks, which [`Cx::name_uses`] counts names in.

@@ -232,39 +232,60 @@ pub fn calls_slow_path(call: &crate::mir::Inst) -> bool {
     slow_path_callee(call).is_some()
 }
 
-/// The registers the `CALL` `call` of `f` may overwrite. A call to a slow path whose allocated
-/// body is known ([`Function::callee_writes`]) overwrites exactly the registers the body
-/// writes — its own return-address and result registers among them; the arguments it does not
-/// write keep their values. Any other slow-path call overwrites [`slow_path_clobbers`], any
-/// other call [`call_clobbers`].
+/// What a call to a caller-saved subroutine ([`Function::caller_saved`]) whose body is
+/// allocated overwrites, if `call` is one: the registers the body writes
+/// ([`Function::callee_writes`]).
+pub fn known_callee_writes(f: &Function, call: &Inst) -> Option<RegSet> {
+    call.ops.iter().find_map(|o| match &o.kind {
+        OpKind::Func(n) => f
+            .callee_writes
+            .iter()
+            .find(|(c, _)| c == n)
+            .map(|&(_, set)| set),
+        _ => None,
+    })
+}
+
+/// The registers the `CALL` `call` of `f` may overwrite. A call to a caller-saved subroutine
+/// whose allocated body is known ([`known_callee_writes`]: a slow path, or a module subroutine
+/// neither recursive nor address-taken) overwrites exactly the registers the body writes —
+/// its own return-address and result registers among them; the arguments it does not write
+/// keep their values. Any other slow-path call overwrites [`slow_path_clobbers`], any other
+/// call [`call_clobbers`] (a pipeline that stops before allocating, as `--dot interference`
+/// does, knows no body; `driver::lower_with` allocates every caller-saved subroutine before
+/// its callers).
 pub fn call_clobber_set(f: &Function, call: &Inst) -> RegSet {
+    if let Some(set) = known_callee_writes(f, call) {
+        return set;
+    }
     match slow_path_callee(call) {
-        Some(n) => match f.callee_writes.iter().find(|(c, _)| c == n) {
-            Some(&(_, set)) => set,
-            None => RegSet::from_fn(slow_path_clobbers),
-        },
+        Some(_) => RegSet::from_fn(slow_path_clobbers),
         None => RegSet::from_fn(call_clobbers),
     }
 }
 
 /// The registers a function writes once allocated (what a call to it overwrites, when it saves
-/// nothing): every register an instruction defines, except the stack pointer R1 (a frame is
-/// closed before `RET`) and the zero and true registers.
+/// nothing): every register an instruction defines, and what each of its own calls may
+/// overwrite ([`call_clobber_set`]), except the stack pointer R1 (a frame is closed before
+/// `RET`) and the zero and true registers.
 pub fn written_registers(f: &Function) -> RegSet {
     let mut set = RegSet::default();
     for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        if i.mnemonic == "CALL" {
+            set = set.union(call_clobber_set(f, i));
+        }
         for d in i.defs() {
             if let Reg::Phys { reg, count } = d {
                 for n in reg.num..reg.num.saturating_add(count) {
-                    let sp = reg.class == RegClass::Gpr && n == 1;
-                    if !sp && n != reg.class.zero() {
-                        set.insert(reg.class, n.into());
-                    }
+                    set.insert(reg.class, n.into());
                 }
             }
         }
     }
-    set
+    RegSet::from_fn(|class, r| {
+        let sp = class == RegClass::Gpr && r == 1;
+        set.contains(class, r) && !sp && r != usize::from(class.zero())
+    })
 }
 
 /// A `CALL`: its position (`2k`, the read point, blocks numbered in `order`), the registers it
@@ -313,7 +334,7 @@ fn call_points(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<CallPoin
                     found.push(CallPoint {
                         pos: pos + 2 * k as u32,
                         clobbers: call_clobber_set(f, i),
-                        general: !calls_slow_path(i),
+                        general: !calls_slow_path(i) && known_callee_writes(f, i).is_none(),
                         live: after,
                     });
                 }
