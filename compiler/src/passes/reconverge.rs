@@ -281,6 +281,9 @@ fn diverges(f: &Function, i: &Inst, divergent: &FixedBitSet) -> bool {
     if i.guard.is_some_and(|g| !is_uniform(f, g.pred, divergent)) {
         return true;
     }
+    if reads_one_lane(i) {
+        return false;
+    }
     // The uniform datapath computes one value for the warp.
     if i.defs().all(|d| match d {
         Reg::Virt { vreg, .. } => matches!(f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred),
@@ -296,6 +299,22 @@ fn diverges(f: &Function, i: &Inst, divergent: &FixedBitSet) -> bool {
         OpKind::Mem { .. } | OpKind::CBank { base: Some(_), .. } | OpKind::Prior(_) => true,
         _ => false,
     })
+}
+
+/// `SHFL.IDX d, a, lane, 0x1f` with a constant `lane`: every thread reads `a` of the same lane,
+/// so `d` (and the in-range predicate) is warp-uniform whatever `a` is. ptxas branches on it with
+/// no `BSSY` (probes `shfl_idx_lane0`, `shfl_idx_lane5`, `shfl_idx_partial` of
+/// [`examples/reconverge/shfl_uniform.ptx`](../../../docs/passes/examples/reconverge/shfl_uniform.ptx);
+/// pyptx `fa_ws_pingpong` branches on the warp index read from lane 0), but not with a register
+/// lane, a clamp other than 31 (`0xf`) or a segment mask (`0x101f`), nor on `SHFL.BFLY`.
+fn reads_one_lane(i: &Inst) -> bool {
+    i.mnemonic == "SHFL"
+        && i.mods == ["IDX"]
+        && matches!(
+            i.ops.as_slice(),
+            [_, _, _, lane, clamp]
+                if matches!(lane.kind, OpKind::Int(_)) && matches!(clamp.kind, OpKind::Int(0x1f))
+        )
 }
 
 /// Pure computations whose result depends only on their operands (the vector instructions

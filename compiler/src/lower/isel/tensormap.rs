@@ -441,6 +441,10 @@ impl Cx<'_> {
             prefix: MemPrefix::None,
             terms: vec![MemTerm::Reg(Reg::whole(d, 2), None)],
         });
+        // Under a per-thread guard ptxas branches around the copy and waits for the whole warp
+        // right before it: `@P0 BRA after; …; WARPSYNC.ALL; ATOMG` (probes
+        // `docs/passes/examples/reconverge/tensormap.ptx`).
+        self.warpsync_all_if_guarded();
         self.emit(Inst::new(
             "ATOMG",
             &["E", "EXCH", "STRONG", "GPU"],

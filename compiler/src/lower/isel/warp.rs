@@ -54,6 +54,21 @@ impl Cx<'_> {
         self.emit(inst);
     }
 
+    /// Under a per-thread guard, `WARPSYNC.ALL` before a `.sync.aligned` instruction of the
+    /// whole warp that is not a data exchange (`tensormap.cp_fenceproxy`): `reconverge` turns it
+    /// into `@!p BRA after; WARPSYNC.ALL; …`, with no `BSSY`, as for a full membermask.
+    pub(super) fn warpsync_all_if_guarded(&mut self) {
+        let Some((pred @ Reg::Virt { vreg, .. }, _)) = self.guard else {
+            return;
+        };
+        if self.f.vreg(vreg).class != RegClass::Pred {
+            return;
+        }
+        let mut inst = Inst::new("WARPSYNC", &["ALL"], vec![]);
+        inst.divergent = !self.is_uniform(pred);
+        self.emit(inst);
+    }
+
     /// The destinations of `d|p` (either may be missing), or of a plain `d`.
     fn dst_pair(&mut self, op: &ast::Operand) -> Option<(Option<Dst>, Option<Dst>)> {
         match op {
