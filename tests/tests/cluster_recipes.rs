@@ -74,11 +74,6 @@ fn ptxas_keys(path: &Path) -> Option<Vec<String>> {
 
 /// Probes where ptxc knowingly differs, with the reason.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    // `.pragma "enable_smem_spilling"` makes ptxas spill to a per-lane shared-memory slot built
-    // from SR_CgaCtaId (ptxas-facts §e.20); ptxc ignores the pragma and spills to local memory.
-    ("spill_smemprag.ptx", "shared-memory spilling"),
-    ("spill__explicit_smemprag.ptx", "shared-memory spilling"),
-    ("spill__reqn2_smemprag.ptx", "shared-memory spilling"),
     // ptxas schedules the rank read (`S2R SR_CgaCtaId`, `S2R SR_SWINHI`, `LEA …0x18`) after the
     // cluster barrier, next to its use; ptxc reads special registers once at the entry and has
     // no scheduler that sinks them yet.
