@@ -74,11 +74,6 @@ fn ptxas_keys(path: &Path) -> Option<Vec<String>> {
 
 /// Probes where ptxc knowingly differs, with the reason.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    // `.pragma "enable_smem_spilling"` makes ptxas spill to a per-lane shared-memory slot built
-    // from SR_CgaCtaId (ptxas-facts §e.20); ptxc ignores the pragma and spills to local memory.
-    ("spill_smemprag.ptx", "shared-memory spilling"),
-    ("spill__explicit_smemprag.ptx", "shared-memory spilling"),
-    ("spill__reqn2_smemprag.ptx", "shared-memory spilling"),
     // ptxas peels the first `mbarrier.try_wait` out of the wait loop (one TRYWAIT before the
     // loop, one inside it); ptxc emits the loop as written.
     ("try_wait_loop.ptx", "try_wait loop not peeled"),

@@ -1167,7 +1167,19 @@ fn kernel(
     // `lower::plan` lays out the kernel's static variables, then the module's, and only then
     // the unsized `.extern .shared` arrays, as ptxas does, so dynamic shared memory starts after
     // the static data (`frame.shared_bytes`).
-    if frame.shared_bytes > 0 || uses_dynamic {
+    // `.pragma "enable_smem_spilling"`: the spill area follows the static data
+    // (`passes/regalloc`); ptxas's section and `-v` smem count it, and EIATTR_SHARED_SCRATCH
+    // says how much of it, with the padding before it, is spill space (`spill_smemprag`:
+    // 40320 bytes; with 200 bytes of variables, 40328).
+    let scratch = mf.smem_spill.filter(|a| a.slots > 0).map(|a| {
+        let user = a.start - crate::lower::SHARED_BASE + a.bytes();
+        (user, user - frame.shared_bytes)
+    });
+    let shared_bytes = scratch.map_or(frame.shared_bytes, |(user, _)| user);
+    if let Some((_, size)) = scratch {
+        f.attrs.shared_scratch = Some((0, size));
+    }
+    if shared_bytes > 0 || uses_dynamic {
         let mut align = decls
             .iter()
             .map(|d| u64::from(d.2.max(1)))
@@ -1179,10 +1191,13 @@ fn kernel(
         // With dynamic shared memory the static part ends on the 16-byte boundary where the
         // dynamic part starts (ptxas: 8 static bytes give a 0x410-byte section).
         let user = if uses_dynamic {
-            frame.shared_bytes.next_multiple_of(16)
+            shared_bytes.next_multiple_of(16)
         } else {
-            frame.shared_bytes
+            shared_bytes
         };
+        if scratch.is_some() {
+            align = align.max(4);
+        }
         f.shared = Some(SharedMem::with_user_bytes(u64::from(user), align));
     }
     f.unwind = super::listing::default_unwind(&f.code);
@@ -1220,7 +1235,7 @@ fn kernel(
         frame: f.frame_size,
         spill_stores,
         spill_loads,
-        shared: u64::from(frame.shared_bytes),
+        shared: u64::from(shared_bytes),
         subroutines: subroutine_infos(mf),
     };
     Ok((f, info))

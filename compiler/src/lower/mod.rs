@@ -89,6 +89,8 @@ pub struct FrameInfo {
     pub own_shared_bytes: u32,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
+    /// The window ends with unsized `.extern .shared` arrays (dynamic shared memory).
+    pub dynamic_shared: bool,
     /// The texture references the kernel reads, in order of first use: slot `i` is the 4-byte
     /// word at `align4(0x210 + param_bytes) + 4*i` of constant bank 0, which the driver fills
     /// with the texture's header index (`R_CUDA_TEX_HEADER_INDEX`). Probed: a kernel that reads
@@ -765,6 +767,7 @@ fn plan_at<'a>(
         .partition(|(_, size, _)| *size > 0);
     let mut next = p.frame.shared_bytes;
     let n_static = statics.len();
+    p.frame.dynamic_shared = !dynamic.is_empty();
     for (k, (name, size, align)) in statics.iter().chain(dynamic.iter()).enumerate() {
         // Dynamic shared memory starts 16-byte aligned (ptxas: `shared_unify_local`'s 8 static
         // bytes give a 0x410-byte `.nv.shared` section and the extern array at 0x410).
@@ -1122,6 +1125,54 @@ fn lower_function_at(
     }
 }
 
+/// The shared-memory spill area of a kernel that asks for one with `.pragma
+/// "enable_smem_spilling";` (PTX 9.0; in its body or among its directives; any other pragma
+/// string changes nothing, as with ptxas). The area starts after the static `.shared` data,
+/// 16-byte aligned (ptxas: 200 bytes of variables put it at `0x4d0`), and has a row per warp
+/// of the CTA: `.maxntid`/`.reqntid` give their warps; without them, as many warps as one SM
+/// holds under the register budget, `min(64, 64512 / (32 × .maxnreg))` (ptxas under `.maxnreg`
+/// 24, 32, 40, 48, 56: 64, 63, 50, 42, 36 rows; `docs/passes/regalloc.md`). A kernel with
+/// dynamic shared memory spills to local memory only: its `.extern .shared` arrays start where
+/// the area would.
+fn smem_spill(f: &ast::Function, frame: &FrameInfo, max_regs: u32) -> Option<mir::SmemSpill> {
+    let is_pragma = |d: &ast::Directive| {
+        d.name.text == ".pragma"
+            && d.strings
+                .iter()
+                .any(|s| s.text.trim_matches('"') == "enable_smem_spilling")
+    };
+    let in_body = f.body.as_ref().is_some_and(|b| {
+        b.stmts
+            .iter()
+            .any(|s| matches!(s, Stmt::Pragma(d) if is_pragma(d)))
+    });
+    if f.kind != FunctionKind::Entry
+        || frame.dynamic_shared
+        || !(in_body || f.directives.iter().any(is_pragma))
+    {
+        return None;
+    }
+    let threads = f
+        .directives
+        .iter()
+        .find(|d| matches!(d.name.text.as_ref(), ".maxntid" | ".reqntid"))
+        .map(|d| {
+            d.args
+                .iter()
+                .map(|a| const_value(a).unwrap_or(1).clamp(1, 1024) as u32)
+                .product::<u32>()
+        });
+    let warps = match threads {
+        Some(n) => n.div_ceil(32).clamp(1, 32),
+        None => (64512 / (32 * max_regs.max(1))).clamp(1, 64),
+    };
+    Some(mir::SmemSpill {
+        start: (SHARED_BASE + frame.shared_bytes).next_multiple_of(16),
+        warps,
+        slots: 0,
+    })
+}
+
 /// One attempt of [`lower_function`], with the loop-header PHIs selection must not assume; on
 /// failure the diagnostics and the assumptions found wrong.
 #[allow(clippy::type_complexity)]
@@ -1169,6 +1220,7 @@ fn lower_function_once(
     }
     mf.blocks[0].label = plan.blocks[0].label.clone();
     mf.frame_bytes = plan.frame.local_bytes;
+    mf.smem_spill = smem_spill(f, &plan.frame, mf.max_regs);
     isel::select(&mut plan, &mut mf);
     *bank4 = std::mem::take(&mut plan.bank4);
     if !plan.diags.is_empty() {

@@ -620,6 +620,9 @@ pub struct Function {
     pub setmaxnreg: bool,
     /// Bytes of the thread's stack frame: `.local` data, then spill slots.
     pub frame_bytes: u32,
+    /// `.pragma "enable_smem_spilling";` on a kernel: where its spills may go in shared memory
+    /// (`passes/regalloc`, "Spilling to shared memory"); `None` spills to local memory only.
+    pub smem_spill: Option<SmemSpill>,
     /// Precoloured virtual registers: the values a call passes and returns in the registers of
     /// the calling convention (`lower/isel/call.rs`). The allocator gives each its register and
     /// keeps every other value out of that register while it lives.
@@ -639,6 +642,28 @@ pub struct Function {
     /// subroutine but the recursive and address-taken ones (and all in a debug build), and
     /// ptxas's slow paths (`lower/isel/call.rs`).
     pub caller_saved: bool,
+}
+
+/// A kernel's shared-memory spill area (`.pragma "enable_smem_spilling"`): after the static
+/// `.shared` data, one 128-byte row per slot and warp (`passes/regalloc`, "Spilling to shared
+/// memory").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmemSpill {
+    /// The shared-window address of the area: the end of the static data, 16-byte aligned
+    /// (`0x400` without shared variables).
+    pub start: u32,
+    /// The warps of a CTA the area has room for: those of `.maxntid`/`.reqntid`, else as many
+    /// as the register budget lets one SM hold.
+    pub warps: u32,
+    /// Slots per warp the allocator used (each one 32-bit word per lane); 0 until it spills.
+    pub slots: u32,
+}
+
+impl SmemSpill {
+    /// The bytes of the area (`EIATTR_SHARED_SCRATCH` adds the padding before it).
+    pub fn bytes(&self) -> u32 {
+        self.warps * self.slots * 128
+    }
 }
 
 /// A set of physical registers, one bit per register of each file (the zero and true registers
@@ -750,6 +775,7 @@ impl Function {
             max_regs: 255,
             setmaxnreg: false,
             frame_bytes: 0,
+            smem_spill: None,
             fixed: Vec::new(),
             subroutines: Vec::new(),
             callee_writes: Vec::new(),

@@ -13,7 +13,8 @@
 //! * `COPY d <- s` gives `d`'s register whatever `s`'s register holds, plus `d`;
 //! * `STL [R1+o], v` gives the slot what `v`'s register holds; `LDL t, [R1+o]` gives `t`'s
 //!   register what the slot holds — and nothing more, so a reload from the wrong slot is caught
-//!   at the next read of `t`.
+//!   at the next read of `t`. A shared-memory spill slot (`STS`/`LDS [base+0x80·k]`,
+//!   `.pragma "enable_smem_spilling"`) is a slot of its own.
 //!
 //! Under `setmaxnreg` ([`super::limits`]) a `USETMAXREG` with `N` empties the general registers
 //! from `N` up (a `dec` gives them back to the pool; an `inc` brings fresh ones), and no
@@ -32,6 +33,9 @@ enum Place {
 }
 
 type Value = (VReg, u8);
+
+/// The first slot word of the shared-memory spill slots, after every stack word.
+const SHARED_SLOTS: u32 = 1 << 30;
 
 /// What every place may hold, with the inverse (the places that may hold each value), so that
 /// a definition removes the older copies of its value from the few places that hold one
@@ -155,8 +159,21 @@ impl Checker<'_> {
         }
     }
 
-    /// The stack slot an `STL`/`LDL` operand names (`[R1+off]`).
-    fn slot(inst: &Inst) -> Option<u32> {
+    /// The slot word an `STL`/`LDL` (`[R1+off]`) or a shared-memory spill's `STS`/`LDS`
+    /// (`[base+0x80·k]`, [`super::smem_base`]; numbered after every stack word) names.
+    fn slot(&self, inst: &Inst) -> Option<u32> {
+        if matches!(inst.mnemonic, "STS" | "LDS") {
+            let base = self.alloc.smem_base?;
+            return inst.ops.iter().find_map(|o| match &o.kind {
+                OpKind::Mem { terms, .. } => match terms.as_slice() {
+                    [MemTerm::Reg(r, None), MemTerm::Imm(off)] if r.vreg() == Some(base) => {
+                        Some(SHARED_SLOTS + *off as u32 / 0x80)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+        }
         inst.ops.iter().find_map(|o| match &o.kind {
             OpKind::Mem { terms, .. } => match terms.as_slice() {
                 [
@@ -259,11 +276,11 @@ impl Checker<'_> {
                     state.insert(place, set);
                 }
             }
-            "STL" => {
-                let Some(s) = inst.uses().into_iter().find(|r| r.vreg().is_some()) else {
+            "STL" | "STS" if self.slot(inst).is_some() => {
+                let Some(s) = inst.uses().filter(|r| r.vreg().is_some()).last() else {
                     return;
                 };
-                let Some(slot) = Self::slot(inst) else { return };
+                let Some(slot) = self.slot(inst) else { return };
                 for (w, (place, _)) in self.places(s).into_iter().enumerate() {
                     let held = state.get(&place).cloned().unwrap_or_default();
                     state.insert(Place::Slot(slot + w as u32), held);
@@ -271,8 +288,8 @@ impl Checker<'_> {
             }
             // A reload into a spill temporary (an LDL of the program's own `.local` data
             // defines an ordinary value).
-            "LDL"
-                if Self::slot(inst).is_some()
+            "LDL" | "LDS"
+                if self.slot(inst).is_some()
                     && inst
                         .defs()
                         .next()
@@ -280,7 +297,7 @@ impl Checker<'_> {
                         .is_some_and(|v| self.alloc.alias.contains_key(&v)) =>
             {
                 let d = inst.defs().next().expect("LDL defines");
-                let slot = Self::slot(inst).expect("checked");
+                let slot = self.slot(inst).expect("checked");
                 for (w, (place, _)) in self.places(d).into_iter().enumerate() {
                     let held = state
                         .get(&Place::Slot(slot + w as u32))

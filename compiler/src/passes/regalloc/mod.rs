@@ -83,6 +83,13 @@ pub struct Allocation {
     pub spill_bytes: u32,
     /// Slot offset (from R1) of every spilled vreg.
     pub slots: FxHashMap<VReg, u32>,
+    /// Under `.pragma "enable_smem_spilling"`: the register holding this lane's first
+    /// shared-memory slot ([`smem_base`]); its slots are at `+0x80·k`.
+    pub smem_base: Option<VReg>,
+    /// The value the per-warp row size multiplies (patched as slots are added).
+    pub smem_row: Option<VReg>,
+    /// Slot index of every value spilled to shared memory.
+    pub smem_slots: FxHashMap<VReg, u32>,
 }
 
 /// The highest general register index a function may use under its budget: ptxas reports
@@ -669,6 +676,7 @@ fn dedup(mut v: Vec<VReg>) -> Vec<VReg> {
 /// The values that must stay in registers:
 ///
 /// * spill temporaries (hint `spill`), which live for one instruction;
+/// * the shared-memory spill base and the values it is computed from ([`smem_base`]);
 /// * the accumulators of the tensor-core instructions that update them in place
 ///   (`QGMMA`/`HGMMA`, `lower/isel/wgmma.rs`). Out of SSA form such an instruction only
 ///   *defines* its tuple (the prior value became a `COPY` before it), so a reload before it
@@ -678,7 +686,7 @@ fn dedup(mut v: Vec<VReg>) -> Vec<VReg> {
 fn unspillable(f: &Function) -> FxHashSet<VReg> {
     let mut out: FxHashSet<VReg> = (0..f.vregs.len() as u32)
         .map(VReg)
-        .filter(|&v| f.vreg(v).hint.as_deref() == Some("spill"))
+        .filter(|&v| matches!(f.vreg(v).hint.as_deref(), Some("spill" | SMEM_BASE_HINT)))
         .collect();
     for i in f.blocks.iter().flat_map(|b| &b.insts) {
         if matches!(i.mnemonic, "QGMMA" | "HGMMA") {
@@ -713,6 +721,8 @@ fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
     struct Victim {
         v: VReg,
         offset: u32,
+        /// In a shared-memory slot (`offset` from [`Allocation::smem_base`]), not on the stack.
+        shared: bool,
         original: VReg,
         shift0: u8,
         temps: Vec<(VReg, u8)>,
@@ -722,22 +732,30 @@ fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
     let mut vs: Vec<Victim> = Vec::with_capacity(victims.len());
     for (k, &v) in victims.iter().enumerate() {
         let bytes = 4 * u32::from(f.vreg(v).words);
-        // Aligned for the widest access (a `.128` at a multiple of 16 bytes).
-        let align = bytes.next_power_of_two().min(16);
-        let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(align);
-        alloc.spill_bytes = offset + bytes - f.frame_bytes;
-        alloc.slots.insert(v, offset);
+        let shared = smem_slot(f, alloc, v);
+        let offset = if let Some(slot) = shared {
+            0x80 * slot
+        } else {
+            // Aligned for the widest access (a `.128` at a multiple of 16 bytes).
+            let align = bytes.next_power_of_two().min(16);
+            let offset = (f.frame_bytes + alloc.spill_bytes).next_multiple_of(align);
+            alloc.spill_bytes = offset + bytes - f.frame_bytes;
+            alloc.slots.insert(v, offset);
+            offset
+        };
         let (original, shift0) = alloc.alias.get(&v).copied().unwrap_or((v, 0));
         index[v.0 as usize] = k as u32;
         vs.push(Victim {
             v,
             offset,
+            shared: shared.is_some(),
             original,
             shift0,
             temps: Vec::new(),
             next: 0,
         });
     }
+    let smem_base = alloc.smem_base;
     let slot = |off: u32| {
         Operand::new(OpKind::Mem {
             prefix: MemPrefix::None,
@@ -749,6 +767,16 @@ fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
                     }),
                     None,
                 ),
+                MemTerm::Imm(i64::from(off)),
+            ],
+        })
+    };
+    let shared_slot = |off: u32| {
+        let base = smem_base.expect("a shared slot has a base");
+        Operand::new(OpKind::Mem {
+            prefix: MemPrefix::None,
+            terms: vec![
+                MemTerm::Reg(Reg::whole(base, 1), None),
                 MemTerm::Imm(i64::from(off)),
             ],
         })
@@ -838,6 +866,28 @@ fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
                     first: first - base,
                     count,
                 };
+                if vic.shared {
+                    // One word: `LDS t, [base+0x80·k]` before, `STS [base+0x80·k], t` after.
+                    if reads[0] {
+                        out.push(Inst::new(
+                            "LDS",
+                            &[],
+                            vec![Operand::def(part(0, 1)), shared_slot(vic.offset)],
+                        ));
+                    }
+                    if writes[0] {
+                        let mut st = Inst::new(
+                            "STS",
+                            &[],
+                            vec![shared_slot(vic.offset), Operand::use_(part(0, 1))],
+                        );
+                        if !guard_redefined {
+                            st.guard = guard;
+                        }
+                        stores.insert(0, st);
+                    }
+                    continue;
+                }
                 for (first, count) in aligned_runs(&reads) {
                     out.push(Inst::new(
                         "LDL",
@@ -871,6 +921,129 @@ fn spill(f: &mut Function, victims: &[VReg], alloc: &mut Allocation) {
         }
         f.blocks[bi].insts = out;
     }
+}
+
+/// The hint of the shared-memory spill base and the values it is computed from.
+const SMEM_BASE_HINT: &str = "%smem_spill_base";
+
+/// The shared memory ptxas lets the spill area of a kernel take: 47 KiB (the 48 KiB of static
+/// shared memory less the reserved 1 KiB). Its rows per warp are `48128 / (128 · warps)`
+/// (ptxas: 5 slots for 63 and 64 warps, 7 for 50, 8 for 42, 10 for 36, 11 for 32).
+const SMEM_SPILL_BUDGET: u32 = 48128;
+
+/// A shared-memory slot for the victim `v`, if the kernel spills to shared memory
+/// (`.pragma "enable_smem_spilling"`), `v` is one general register and a slot is left; the
+/// base register is built on the first. Slots are numbered from 0 in spill order.
+fn smem_slot(f: &mut Function, alloc: &mut Allocation, v: VReg) -> Option<u32> {
+    let area = f.smem_spill?;
+    let info = f.vreg(v);
+    if info.words != 1 || info.class != RegClass::Gpr {
+        return None;
+    }
+    if area.slots >= SMEM_SPILL_BUDGET / (128 * area.warps.max(1)) {
+        return None;
+    }
+    if alloc.smem_base.is_none() {
+        smem_base(f, alloc, area.start);
+    }
+    let slot = area.slots;
+    alloc.smem_slots.insert(v, slot);
+    f.smem_spill = Some(crate::mir::SmemSpill {
+        slots: slot + 1,
+        ..area
+    });
+    // The row of a warp is as long as its slots: patch the multiplier.
+    let row = alloc.smem_row.expect("built with the base");
+    if let Some(imad) = f.blocks[0]
+        .insts
+        .iter_mut()
+        .find(|i| i.defs().any(|d| d.vreg() == Some(row)))
+    {
+        imad.ops[2] = Operand::imm(i64::from(0x80 * (slot + 1)));
+    }
+    Some(slot)
+}
+
+/// Builds the lane's shared spill base at the top of the entry block, as ptxas does
+/// (`11_stack_spill/spill_smemprag`):
+///
+/// ```text
+/// S2R ty, SR_TID.Y; LDC ny, c[0x0][0x4]; S2R tz, SR_TID.Z; S2R rank, SR_CgaCtaId
+/// IMAD.U32 a, ny, tz, ty; S2R tx, SR_TID.X; LDC nx, c[0x0][RZ]; IMAD.U32 t, a, nx, tx
+/// SHF.R.U32.HI warp, RZ, 0x5, t; LOP3.LUT lane, t, 0x1f, RZ, 0xc0, !PT
+/// LEA l, lane, start, 0x2; IMAD.U32 o, warp, row, l; LEA base, rank, o, 0x18
+/// ```
+///
+/// that is `rank << 24 | start + 4·lane + row·warp` for the linear thread index `t`, where a
+/// row is `0x80` bytes per slot: slot `k` of a lane is at `base + 0x80·k`, the 32 lanes of a
+/// warp side by side.
+fn smem_base(f: &mut Function, alloc: &mut Allocation, start: u32) {
+    let mut new = || Reg::whole(f.new_vreg(RegClass::Gpr, 1, Some(SMEM_BASE_HINT.into())), 1);
+    let [ty, ny, tz, rank, a, tx, nx, t, warp, lane, l, o, base] = std::array::from_fn(|_| new());
+    let rz = || Operand::use_(Reg::phys(PReg::RZ));
+    let u = Operand::use_;
+    let d = Operand::def;
+    let s2r = |r, n| Inst::new("S2R", &[], vec![d(r), Operand::new(OpKind::SReg(n))]);
+    let ldc = |r, off| {
+        Inst::new(
+            "LDC",
+            &[],
+            vec![
+                d(r),
+                Operand::new(OpKind::CBank {
+                    bank: 0,
+                    base: None,
+                    offset: off,
+                }),
+            ],
+        )
+    };
+    let code = vec![
+        s2r(ty, 0x22),
+        ldc(ny, 0x4),
+        s2r(tz, 0x23),
+        s2r(rank, 0x88),
+        Inst::new("IMAD", &["U32"], vec![d(a), u(ny), u(tz), u(ty)]),
+        s2r(tx, 0x21),
+        ldc(nx, 0x0),
+        Inst::new("IMAD", &["U32"], vec![d(t), u(a), u(nx), u(tx)]),
+        Inst::new(
+            "SHF",
+            &["R", "U32", "HI"],
+            vec![d(warp), rz(), Operand::imm(5), u(t)],
+        ),
+        Inst::new(
+            "LOP3",
+            &["LUT"],
+            vec![
+                d(lane),
+                u(t),
+                Operand::imm(0x1f),
+                rz(),
+                Operand::imm(0xc0),
+                Operand::use_(Reg::phys(PReg::PT)).inverted(),
+            ],
+        ),
+        Inst::new(
+            "LEA",
+            &[],
+            vec![
+                d(l),
+                u(lane),
+                Operand::imm(i64::from(start)),
+                Operand::imm(2),
+            ],
+        ),
+        Inst::new(
+            "IMAD",
+            &["U32"],
+            vec![d(o), u(warp), Operand::imm(0x80), u(l)],
+        ),
+        Inst::new("LEA", &[], vec![d(base), u(rank), u(o), Operand::imm(0x18)]),
+    ];
+    f.blocks[0].insts.splice(0..0, code);
+    alloc.smem_base = base.vreg();
+    alloc.smem_row = o.vreg();
 }
 
 /// The words a spill temporary covers, as `(first, count)`, for an instruction touching the
@@ -1158,6 +1331,45 @@ mod tests {
                 .flatten()
                 .all(|p| !(p.class == RegClass::Gpr && p.num == 1))
         );
+    }
+
+    #[test]
+    fn smem_spilling_fills_shared_slots_first_and_the_checker_agrees() {
+        // `.pragma "enable_smem_spilling"` with 63 warps: 5 shared slots per warp (47 KiB /
+        // (63 · 128)), then the stack.
+        let mut f = pressure(60, 32);
+        f.smem_spill = Some(crate::mir::SmemSpill {
+            start: 0x400,
+            warps: 63,
+            slots: 0,
+        });
+        let a = allocate(&mut f).unwrap();
+        checker::check(&f, &a).unwrap();
+        assert_eq!(f.smem_spill.unwrap().slots, 5);
+        assert_eq!(a.smem_slots.len(), 5);
+        assert!(a.spill_bytes > 0, "the rest spills to the stack");
+        let insts = &f.blocks[0].insts;
+        let count = |m: &str| insts.iter().filter(|i| i.mnemonic == m).count();
+        assert!(count("STS") >= 5 && count("LDS") >= 5);
+        // The row of a warp is 5 slots of 0x80 bytes.
+        assert!(insts.iter().any(
+            |i| i.mnemonic == "IMAD" && i.ops.get(2).is_some_and(|o| *o == Operand::imm(0x280))
+        ));
+        // A reload from another slot is caught.
+        let mut broken = f.clone();
+        let lds = broken.blocks[0]
+            .insts
+            .iter_mut()
+            .find(|i| i.mnemonic == "LDS")
+            .unwrap();
+        for o in &mut lds.ops {
+            if let OpKind::Mem { terms, .. } = &mut o.kind
+                && let Some(MemTerm::Imm(off)) = terms.last_mut()
+            {
+                *off ^= 0x80;
+            }
+        }
+        assert!(checker::check(&broken, &a).is_err());
     }
 
     #[test]
