@@ -98,18 +98,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "sync_dsmem_ld__reqn2.ptx",
         "entry special-register reads are not sunk",
     ),
-    // ptxas peels the first `mbarrier.try_wait` out of the wait loop (one TRYWAIT before the
-    // loop, one inside it); ptxc emits the loop as written.
-    ("try_wait_loop.ptx", "try_wait loop not peeled"),
-    (
-        "try_wait_parity_acquire_cluster.ptx",
-        "try_wait loop not peeled",
-    ),
-    ("try_wait_parity_loop.ptx", "try_wait loop not peeled"),
-    // The same with a suspend-time hint: ptxas peels a bare TRYWAIT before the loop and keeps
-    // `TRYWAIT; @!P0 NANOSLEEP.SYNCS; @!P0 SYNCS.PHASECHK` in it; ptxc emits the loop as
-    // written (the loop body's sequence is ptxas's).
-    ("try_wait_suspend.ptx", "try_wait loop not peeled"),
     // An mbarrier on a generic address (`cvta.shared.u64`, then `mapa.u64`): ptxas builds the
     // whole 64-bit address in uniform registers (`S2UR SR_SWINHI` for its high word, then
     // UMOV copies) and uses the low word; ptxc computes only the low word, so it reads no
