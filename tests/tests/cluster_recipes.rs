@@ -74,18 +74,8 @@ fn ptxas_keys(path: &Path) -> Option<Vec<String>> {
 
 /// Probes where ptxc knowingly differs, with the reason.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    // ptxas peels the first `mbarrier.try_wait` out of the wait loop (one TRYWAIT before the
-    // loop, one inside it); ptxc emits the loop as written.
-    ("try_wait_loop.ptx", "try_wait loop not peeled"),
-    (
-        "try_wait_parity_acquire_cluster.ptx",
-        "try_wait loop not peeled",
-    ),
-    ("try_wait_parity_loop.ptx", "try_wait loop not peeled"),
-    // The same with a suspend-time hint: ptxas peels a bare TRYWAIT before the loop and keeps
-    // `TRYWAIT; @!P0 NANOSLEEP.SYNCS; @!P0 SYNCS.PHASECHK` in it; ptxc emits the loop as
-    // written (the loop body's sequence is ptxas's).
-    ("try_wait_suspend.ptx", "try_wait loop not peeled"),
+    // None today: every probe with cluster instructions has them in ptxas's order. A new
+    // entry names the probe and why ptxc knowingly differs.
 ];
 
 #[test]

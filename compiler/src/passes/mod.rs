@@ -9,6 +9,7 @@ pub mod coalesce_tuples;
 pub mod early_exit;
 pub mod exit_bookend;
 pub mod out_of_ssa;
+pub mod peel_wait;
 pub mod prologue;
 pub mod reconverge;
 pub mod regalloc;
@@ -36,6 +37,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &schedule::Schedule,
     &early_exit::EarlyExit,
     &out_of_ssa::OutOfSsa,
+    &peel_wait::PeelWait,
     &reconverge::Reconverge,
     &coalesce_copies::CoalesceCopies,
     &regalloc::RegAlloc,
@@ -43,7 +45,8 @@ pub const PIPELINE: &[&dyn Pass] = &[
 ];
 
 /// The pipeline `opts` asks for: [`PIPELINE`]; under `-g` without `early-exit` (`ptxas -g`
-/// keeps the branch to the kernel's one `EXIT`: `@P0 BRA` in `vector_add`) and with
+/// keeps the branch to the kernel's one `EXIT`: `@P0 BRA` in `vector_add`) nor `peel-wait`
+/// (`ptxas -g` keeps a `try_wait` loop as written: 09_mbarrier/try_wait_loop), and with
 /// `exit-bookend`.
 pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
     let mut passes = PIPELINE.to_vec();
@@ -51,7 +54,7 @@ pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
         passes.retain(|p| p.name() != "schedule");
     }
     if opts.device_debug {
-        passes.retain(|p| p.name() != "early-exit");
+        passes.retain(|p| !matches!(p.name(), "early-exit" | "peel-wait"));
         passes.push(&exit_bookend::ExitBookend);
     }
     passes

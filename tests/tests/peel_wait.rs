@@ -1,0 +1,109 @@
+//! `passes/peel_wait.rs` against ptxas, kernel by kernel: the probes of
+//! `docs/passes/peel-wait.md` (`docs/passes/examples/peel_wait/*.ptx`), the wait loops of
+//! `shared/notes/probes/09_mbarrier` and the project kernel `mbarrier_bulk_copy`. For every
+//! kernel ptxc's code must have ptxas's sequence of mbarrier waits (`SYNCS.PHASECHK…`,
+//! `NANOSLEEP`, `CCTL`): two copies of the wait where ptxas peels the loop, one where it does
+//! not.
+
+use ptxc::diag::SourceFile;
+use ptxc_tests::sass::ptxas_listing;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The opcodes of the wait instructions in a listing's lines, in order.
+fn waits<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    lines
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = if l.starts_with('@') {
+                l.split_once(' ')?.1.trim()
+            } else {
+                l
+            };
+            let opcode = l.split_whitespace().next()?;
+            ["SYNCS", "NANOSLEEP", "CCTL"]
+                .iter()
+                .any(|m| opcode.split('.').next() == Some(m))
+                .then(|| opcode.to_string())
+        })
+        .collect()
+}
+
+/// Per function of a `cuobjdump -sass` listing: its waits.
+fn ptxas_waits(listing: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for b in listing.split("Function : ").skip(1) {
+        let (name, body) = b.split_once('\n').unwrap_or((b, ""));
+        let code = body.lines().filter_map(|l| {
+            let (_, rest) = l.split_once("*/")?;
+            let (text, _) = rest.split_once(';')?;
+            Some(text)
+        });
+        out.insert(name.trim().to_string(), waits(code));
+    }
+    out
+}
+
+fn probes() -> Vec<PathBuf> {
+    let root = ptxc_tests::workspace_root();
+    let dir = root.join("docs/passes/examples/peel_wait");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("docs/passes/examples/peel_wait")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    let mbarrier = root.join("../shared/notes/probes/09_mbarrier");
+    for name in [
+        "try_wait_loop",
+        "try_wait_parity_loop",
+        "try_wait_parity_acquire_cluster",
+        "try_wait_suspend",
+        "test_wait",
+        "try_wait",
+    ] {
+        v.push(mbarrier.join(format!("{name}.ptx")));
+    }
+    v.push(root.join("tests/kernels/mbarrier_bulk_copy.ptx"));
+    v
+}
+
+#[test]
+fn wait_loops_are_peeled_where_ptxas_peels_them() {
+    let (mut kernels, mut peeled) = (0, 0);
+    let mut differ = Vec::new();
+    for path in probes() {
+        if !path.exists() {
+            continue; // shared/ is not there
+        }
+        let Some(listing) = ptxas_listing(&path) else {
+            return; // the reference tools are skipped (never in CI)
+        };
+        let want = ptxas_waits(&listing);
+        let text = std::fs::read_to_string(&path).expect("probe");
+        let src = SourceFile::new(path.display().to_string(), text);
+        let (encoded, _, _) =
+            ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
+        for f in &encoded {
+            let lines = ptxc_tests::listing_lines(f);
+            let got = waits(lines.iter().map(String::as_str));
+            let Some(w) = want.get(&f.name) else {
+                panic!("{}: ptxas has no function `{}`", path.display(), f.name);
+            };
+            kernels += 1;
+            peeled += usize::from(w.iter().filter(|o| o.contains("TRYWAIT")).count() > 1);
+            if &got != w {
+                differ.push(format!(
+                    "{} `{}`:\n  ptxas {w:?}\n  ptxc  {got:?}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    f.name
+                ));
+            }
+        }
+    }
+    println!(
+        "peel-wait: {} of {kernels} kernels wait as ptxas's ({peeled} peeled by ptxas)",
+        kernels - differ.len()
+    );
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
