@@ -451,12 +451,12 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "mul_lo_u64",
         "mul.lo.u64 %rd4, %rd1, %rd2; st.global.u64 [%out], %rd4;",
-        ["IMAD", "IMAD", "IMAD.WIDE.U32", "MOV", "IADD3"]
+        ["IMAD", "IMAD", "IMAD.WIDE.U32", "IADD3"]
     ),
     snip!(
         "mad_lo_u64",
         "mad.lo.u64 %rd4, %rd1, %rd2, %rd3; st.global.u64 [%out], %rd4;",
-        ["IMAD", "IMAD", "IMAD.WIDE.U32", "MOV", "IADD3"]
+        ["IMAD", "IMAD", "IMAD.WIDE.U32", "IADD3"]
     ),
     snip!(
         "mul_hi_u64",
@@ -940,7 +940,7 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "ex2",
         "ex2.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
-        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.EX2", "MOV", "FMUL"]
+        ["FSETP.GEU.AND", "FMUL", "MUFU.EX2", "FMUL"]
     ),
     snip!(
         "ex2_ftz",
@@ -950,7 +950,7 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "lg2",
         "lg2.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
-        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.LG2", "MOV", "FADD"]
+        ["FSETP.GEU.AND", "FMUL", "MUFU.LG2", "FADD"]
     ),
     snip!(
         "tanh",
@@ -984,12 +984,12 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "sqrt_approx",
         "sqrt.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
-        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.SQRT", "MOV", "FMUL"]
+        ["FSETP.GEU.AND", "FMUL", "MUFU.SQRT", "FMUL"]
     ),
     snip!(
         "rsqrt_approx",
         "rsqrt.approx.f32 %f4, %f1; st.global.f32 [%out], %f4;",
-        ["FSETP.GEU.AND", "MOV", "FMUL", "MUFU.RSQ", "MOV", "FMUL"]
+        ["FSETP.GEU.AND", "FMUL", "MUFU.RSQ", "FMUL"]
     ),
     snip!(
         "rcp_approx_ftz_f64",
@@ -999,15 +999,7 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "div_approx",
         "div.approx.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
-        [
-            "FSETP.GEU.AND",
-            "MOV",
-            "FMUL",
-            "MOV",
-            "FMUL",
-            "MUFU.RCP",
-            "FMUL"
-        ]
+        ["FSETP.GEU.AND", "FMUL", "FMUL", "MUFU.RCP", "FMUL"]
     ),
     snip!(
         "div_approx_ftz",
@@ -1019,14 +1011,10 @@ const SNIPPETS: &[Snippet] = &[
         "div.full.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
         [
             "FSETP.GT.AND",
-            "MOV",
             "FMUL",
-            "MOV",
             "FMUL",
             "FSETP.GEU.AND",
-            "MOV",
             "FMUL",
-            "MOV",
             "FMUL",
             "MUFU.RCP",
             "FMUL"
@@ -1037,9 +1025,7 @@ const SNIPPETS: &[Snippet] = &[
         "div.full.ftz.f32 %f4, %f1, %f2; st.global.f32 [%out], %f4;",
         [
             "FSETP.GT.FTZ.AND",
-            "MOV",
             "FMUL.FTZ",
-            "MOV",
             "FMUL.FTZ",
             "MUFU.RCP",
             "FMUL.FTZ"
@@ -1062,12 +1048,9 @@ const SNIPPETS: &[Snippet] = &[
             "IADD3",
             "IMAD",
             "ISETP.GE.U32.AND",
-            "MOV",
             "IADD3",
-            "MOV",
             "IADD3",
             "ISETP.GE.U32.AND",
-            "MOV",
             "IADD3",
             "LOP3.LUT"
         ]
@@ -1091,15 +1074,11 @@ const SNIPPETS: &[Snippet] = &[
             "IMAD.HI.U32",
             "IMAD",
             "ISETP.GT.U32.AND",
-            "MOV",
             "IADD3",
             "ISETP.NE.AND",
-            "MOV",
             "IADD3",
             "ISETP.GE.U32.AND",
-            "MOV",
             "IADD3",
-            "MOV",
             "IADD3",
             "LOP3.LUT"
         ]
@@ -1121,10 +1100,8 @@ const SNIPPETS: &[Snippet] = &[
             "IADD3",
             "IMAD",
             "ISETP.GE.U32.AND",
-            "MOV",
             "IADD3",
             "ISETP.GE.U32.AND",
-            "MOV",
             "IADD3",
             "LOP3.LUT"
         ]
@@ -1147,13 +1124,10 @@ const SNIPPETS: &[Snippet] = &[
             "IMAD.HI.U32",
             "IMAD",
             "ISETP.GT.U32.AND",
-            "MOV",
             "IADD3",
             "ISETP.NE.AND",
             "ISETP.GT.U32.AND",
-            "MOV",
             "IADD3",
-            "MOV",
             "IADD3",
             "LOP3.LUT"
         ]
@@ -1161,12 +1135,12 @@ const SNIPPETS: &[Snippet] = &[
     snip!(
         "cvt_u64_u32",
         "cvt.u64.u32 %rd4, %r1; st.global.u64 [%out], %rd4;",
-        ["MOV", "MOV"]
+        ["MOV"]
     ),
     snip!(
         "cvt_s64_s32",
         "cvt.s64.s32 %rd4, %r1; st.global.u64 [%out], %rd4;",
-        ["SHF.R.S32.HI", "MOV"]
+        ["SHF.R.S32.HI"]
     ),
     snip!(
         "cvt_u32_u16",

@@ -310,7 +310,14 @@ $L_loop:
         .iter()
         .filter(|l| l.contains("SYNCS.ARRIVE") || l.contains("TRYWAIT"))
         .collect();
-    assert_eq!(on_ring.len(), 2, "{lines:#?}");
+    // One arrive and two waits: the spin loop's first `TRYWAIT` is peeled into line, the
+    // retry loop after the last block (`passes/peel_wait.rs`, as ptxas does).
+    let count = |op: &str| on_ring.iter().filter(|l| l.contains(op)).count();
+    assert_eq!(
+        (count("SYNCS.ARRIVE"), count("TRYWAIT")),
+        (1, 2),
+        "{lines:#?}"
+    );
     for l in on_ring {
         assert!(l.contains("+URZ]"), "{l}");
     }

@@ -115,13 +115,16 @@ fn spilled_pairs_written_a_word_at_a_time_keep_both_words() {
 /// the loop-carried values cover the whole loop, so without `coalesce-copies`
 /// (`passes/coalesce_copies.rs`) every accumulator took its registers three times over:
 /// 249 registers and 128 B of spill slots (`matmul_tma_v33`; ptxas: 168, no spill), 220 and
-/// 544 B (`_v34`; ptxas 162), 226 (`_v35`; ptxas 112). Ceilings: the counts reached.
+/// 544 B (`_v34`; ptxas 162), 226 (`_v35`; ptxas 112). Ceilings: the counts reached (188,
+/// 194 and 139 with coalescing alone; the peeled `mbarrier.try_wait` loops,
+/// `passes/peel_wait.rs`, keep their address and phase live to the retry blocks after the
+/// last block: 2–4 more).
 #[test]
 fn pyptx_matmul_accumulators_share_their_copies_registers() {
     for (name, ceiling) in [
-        ("pyptx__matmul_tma_v33_sm90a.ptx", 188),
-        ("pyptx__matmul_tma_v34_sm90a.ptx", 194),
-        ("pyptx__matmul_tma_v35_sm90a.ptx", 139),
+        ("pyptx__matmul_tma_v33_sm90a.ptx", 190),
+        ("pyptx__matmul_tma_v34_sm90a.ptx", 198),
+        ("pyptx__matmul_tma_v35_sm90a.ptx", 143),
     ] {
         let path = ptxc_tests::shared_dir().join("corpus/pyptx").join(name);
         let Ok(text) = std::fs::read_to_string(&path) else {

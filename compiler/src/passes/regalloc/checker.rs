@@ -277,7 +277,12 @@ impl Checker<'_> {
                 }
             }
             "STL" | "STS" if self.slot(inst).is_some() => {
-                let Some(s) = inst.uses().filter(|r| r.vreg().is_some()).last() else {
+                // The stored value is the last operand (`[R1+o], v` / `[base+o], v`); the
+                // guard, which `uses` lists last, is not.
+                let Some(s) = inst.ops.last().and_then(|o| match o.kind {
+                    OpKind::Reg(r) if !r.def && r.reg.vreg().is_some() => Some(r.reg),
+                    _ => None,
+                }) else {
                     return;
                 };
                 let Some(slot) = self.slot(inst) else { return };
