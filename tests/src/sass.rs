@@ -150,11 +150,17 @@ pub fn ptxas_listing_with(ptx: &Path, extra: &[&str]) -> Option<String> {
 
 /// The encoding probes of `tests/sass-probes/ptx/` (forms the corpus does not exercise).
 pub fn sass_probe_ptx() -> Vec<PathBuf> {
-    let dir = workspace_root()
-        .join("tests")
-        .join("sass-probes")
-        .join("ptx");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+    ptx_files_in(
+        &workspace_root()
+            .join("tests")
+            .join("sass-probes")
+            .join("ptx"),
+    )
+}
+
+/// The `.ptx` files of one folder, sorted by name (none when the folder is missing).
+pub fn ptx_files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
@@ -163,6 +169,27 @@ pub fn sass_probe_ptx() -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+/// Each function of a `cuobjdump -sass` listing with its instructions' text (what comes
+/// between the address comment and the `;`), in listing order.
+pub fn listing_functions(listing: &str) -> Vec<(String, Vec<&str>)> {
+    listing
+        .split("Function : ")
+        .skip(1)
+        .map(|b| {
+            let (name, body) = b.split_once('\n').unwrap_or((b, ""));
+            let code = body
+                .lines()
+                .filter_map(|l| {
+                    let (_, rest) = l.split_once("*/")?;
+                    let (text, _) = rest.split_once(';')?;
+                    Some(text)
+                })
+                .collect();
+            (name.trim().to_string(), code)
+        })
+        .collect()
 }
 
 /// Listings for a set of PTX files: `(file, listing)` for each one ptxas accepts.

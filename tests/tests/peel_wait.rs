@@ -6,7 +6,7 @@
 //! not.
 
 use ptxc::diag::SourceFile;
-use ptxc_tests::sass::ptxas_listing;
+use ptxc_tests::sass::{listing_functions, ptx_files_in, ptxas_listing};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -31,28 +31,16 @@ fn waits<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 /// Per function of a `cuobjdump -sass` listing: its waits.
 fn ptxas_waits(listing: &str) -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
-    for b in listing.split("Function : ").skip(1) {
-        let (name, body) = b.split_once('\n').unwrap_or((b, ""));
-        let code = body.lines().filter_map(|l| {
-            let (_, rest) = l.split_once("*/")?;
-            let (text, _) = rest.split_once(';')?;
-            Some(text)
-        });
-        out.insert(name.trim().to_string(), waits(code));
-    }
-    out
+    listing_functions(listing)
+        .into_iter()
+        .map(|(name, code)| (name, waits(code.into_iter())))
+        .collect()
 }
 
 fn probes() -> Vec<PathBuf> {
     let root = ptxc_tests::workspace_root();
-    let dir = root.join("docs/passes/examples/peel_wait");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("docs/passes/examples/peel_wait")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
+    let mut v = ptx_files_in(&root.join("docs/passes/examples/peel_wait"));
+    assert!(!v.is_empty(), "docs/passes/examples/peel_wait");
     let mbarrier = root.join("../shared/notes/probes/09_mbarrier");
     for name in [
         "try_wait_loop",

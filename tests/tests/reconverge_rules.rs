@@ -8,7 +8,7 @@
 //! leave a divergent branch exactly when ptxas's does (a predicated region has none).
 
 use ptxc::diag::SourceFile;
-use ptxc_tests::sass::ptxas_listing;
+use ptxc_tests::sass::{listing_functions, ptx_files_in, ptxas_listing};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -38,28 +38,15 @@ fn shape<'a>(lines: impl Iterator<Item = &'a str>) -> Shape {
 
 /// Per function of a `cuobjdump -sass` listing: its shape.
 fn ptxas_shapes(listing: &str) -> BTreeMap<String, Shape> {
-    let mut out = BTreeMap::new();
-    let mut blocks = listing.split("Function : ").skip(1);
-    for b in blocks.by_ref() {
-        let (name, body) = b.split_once('\n').unwrap_or((b, ""));
-        let code = body.lines().filter_map(|l| {
-            let (_, rest) = l.split_once("*/")?;
-            let (text, _) = rest.split_once(';')?;
-            Some(text)
-        });
-        out.insert(name.trim().to_string(), shape(code));
-    }
-    out
+    listing_functions(listing)
+        .into_iter()
+        .map(|(name, code)| (name, shape(code.into_iter())))
+        .collect()
 }
 
 fn probes() -> Vec<PathBuf> {
-    let dir = ptxc_tests::workspace_root().join("docs/passes/examples/reconverge");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("docs/passes/examples/reconverge")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
+    let v = ptx_files_in(&ptxc_tests::workspace_root().join("docs/passes/examples/reconverge"));
+    assert!(!v.is_empty(), "docs/passes/examples/reconverge");
     v
 }
 

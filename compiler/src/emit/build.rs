@@ -1312,14 +1312,7 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
             "ptxc info    : Compiling entry function '{}' for '{arch}'\n",
             k.name
         ));
-        s.push_str(&format!(
-            "ptxc info    : Function properties for {}\n",
-            k.name
-        ));
-        s.push_str(&format!(
-            "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads\n",
-            k.frame, k.spill_stores, k.spill_loads
-        ));
+        function_properties(&mut s, &k.name, k.frame, k.spill_stores, k.spill_loads);
         let mut used = format!(
             "ptxc info    : Used {} registers, used {} barriers",
             k.registers, k.barriers
@@ -1334,15 +1327,21 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
         s.push('\n');
         s.push_str(&format!("ptxc info    : Compile time = {each:.3} ms\n"));
         for sub in &k.subroutines {
-            s.push_str(&format!(
-                "ptxc info    : Function properties for {}\n",
-                sub.name
-            ));
-            s.push_str(&format!(
-                "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads\n",
-                sub.frame, sub.spill_stores, sub.spill_loads
-            ));
+            function_properties(
+                &mut s,
+                &sub.name,
+                sub.frame,
+                sub.spill_stores,
+                sub.spill_loads,
+            );
         }
     }
     s
+}
+
+/// ptxas's two-line `Function properties` block of one kernel or subroutine.
+fn function_properties(s: &mut String, name: &str, frame: u32, stores: u32, loads: u32) {
+    s.push_str(&format!(
+        "ptxc info    : Function properties for {name}\n    {frame} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads\n"
+    ));
 }

@@ -267,8 +267,8 @@ fn interference(
             for d in inst.defs() {
                 for w in words(d).into_iter().flatten() {
                     if !in_place {
-                        k[w / 64] |= 1 << (w % 64);
-                        g[w / 64] &= !(1 << (w % 64));
+                        set_word(k, w);
+                        clear_word(g, w);
                     }
                 }
             }
@@ -277,7 +277,7 @@ fn interference(
                     continue;
                 }
                 for w in words(r.reg).into_iter().flatten() {
-                    g[w / 64] |= 1 << (w % 64);
+                    set_word(g, w);
                 }
             }
         }
@@ -411,7 +411,7 @@ fn interference(
                     continue;
                 }
                 for w in words(*d).into_iter().flatten() {
-                    live[w / 64] &= !(1 << (w % 64));
+                    clear_word(&mut live, w);
                 }
             }
             for r in inst.regs() {
@@ -419,7 +419,7 @@ fn interference(
                     continue;
                 }
                 for w in words(r.reg).into_iter().flatten() {
-                    live[w / 64] |= 1 << (w % 64);
+                    set_word(&mut live, w);
                 }
             }
         }
@@ -433,4 +433,14 @@ fn remove_self_copies(f: &mut Function) {
         b.insts
             .retain(|inst| !copy_operands(inst).is_some_and(|(d, s)| d == s));
     }
+}
+
+/// Marks word `w` in a bit set of 32-bit register words.
+fn set_word(bits: &mut [u64], w: usize) {
+    bits[w / 64] |= 1 << (w % 64);
+}
+
+/// Clears word `w` in a bit set of 32-bit register words.
+fn clear_word(bits: &mut [u64], w: usize) {
+    bits[w / 64] &= !(1 << (w % 64));
 }
