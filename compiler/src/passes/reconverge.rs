@@ -50,10 +50,13 @@ impl Pass for Reconverge {
         refine_divergence(f);
         if_convert(f);
         let regions = find_regions(f);
-        if regions.is_empty() {
-            return Ok(());
+        if !regions.is_empty() {
+            insert_barriers(f, regions)?;
         }
-        insert_barriers(f, regions)
+        if f.setmaxnreg {
+            drop_converged_warpsyncs(f);
+        }
+        Ok(())
     }
 }
 
@@ -187,21 +190,39 @@ fn branch_around_warpsyncs(f: &mut Function) {
 /// (a worklist over the users of each register; regions are added once). Only branches
 /// instruction selection marked can lose the mark.
 fn refine_divergence(f: &mut Function) {
-    let branches: Vec<(BlockId, usize)> = f
-        .block_ids()
+    let branches = guarded_branches(f, |i| i.divergent);
+    if branches.is_empty() {
+        return;
+    }
+    for (&(b, k), d) in branches.iter().zip(divergent_branches(f, &branches, &[])) {
+        f.block_mut(b).insts[k].divergent = d;
+    }
+}
+
+/// The guarded `BRA`s `keep` accepts, as (block, index).
+fn guarded_branches(f: &Function, keep: impl Fn(&Inst) -> bool) -> Vec<(BlockId, usize)> {
+    f.block_ids()
         .flat_map(|b| {
             f.block(b)
                 .insts
                 .iter()
                 .enumerate()
-                .filter(|(_, i)| i.mnemonic == "BRA" && i.divergent && i.guard.is_some())
+                .filter(|(_, i)| i.mnemonic == "BRA" && i.guard.is_some() && keep(i))
                 .map(move |(k, _)| (b, k))
                 .collect::<Vec<_>>()
         })
-        .collect();
-    if branches.is_empty() {
-        return;
-    }
+        .collect()
+}
+
+/// Which of `branches` are divergent by the analysis of [`refine_divergence`], the regions of
+/// the divergent ones making what they compute divergent in turn. `converged_loads` (sorted)
+/// are `LDS`s known to run with the warp converged: one from a uniform address reads one
+/// value for the whole warp.
+fn divergent_branches(
+    f: &Function,
+    branches: &[(BlockId, usize)],
+    converged_loads: &[(BlockId, usize)],
+) -> Vec<bool> {
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
     let mut users: Vec<Vec<(BlockId, usize)>> = vec![Vec::new(); f.vregs.len()];
@@ -222,7 +243,8 @@ fn refine_divergence(f: &mut Function) {
     loop {
         while let Some((b, k)) = work.pop() {
             let i = &f.block(b).insts[k];
-            if !in_region.contains(b.0 as usize) && !diverges(f, i, &divergent) {
+            let converged_load = converged_loads.binary_search(&(b, k)).is_ok();
+            if !in_region.contains(b.0 as usize) && !diverges(f, i, &divergent, converged_load) {
                 continue;
             }
             for d in i.defs() {
@@ -258,9 +280,7 @@ fn refine_divergence(f: &mut Function) {
             break;
         }
     }
-    for (&(b, k), d) in branches.iter().zip(branch_divergent) {
-        f.block_mut(b).insts[k].divergent = d;
-    }
+    branch_divergent
 }
 
 /// Whether `r` holds the same value in every thread (by the analysis so far).
@@ -277,9 +297,12 @@ fn is_uniform(f: &Function, r: Reg, divergent: &FixedBitSet) -> bool {
 }
 
 /// Whether `i` may give different threads different results (see [`refine_divergence`]).
-fn diverges(f: &Function, i: &Inst, divergent: &FixedBitSet) -> bool {
+fn diverges(f: &Function, i: &Inst, divergent: &FixedBitSet, converged_load: bool) -> bool {
     if i.guard.is_some_and(|g| !is_uniform(f, g.pred, divergent)) {
         return true;
+    }
+    if converged_load && i.mnemonic == "LDS" {
+        return i.uses().any(|r| !is_uniform(f, r, divergent));
     }
     if reads_one_lane(i) {
         return false;
@@ -906,4 +929,172 @@ fn push_with_predecessors(
             order.push(n);
         }
     }
+}
+
+/// The `WARPSYNC.ALL` before each `USETMAXREG` (`lower/isel/async_copy.rs`) goes where the warp
+/// is provably converged, as ptxas drops it (pyptx `fa_ws_pingpong`, probes in
+/// [`examples/reconverge/setmaxnreg_converged.ptx`](../../../docs/passes/examples/reconverge/setmaxnreg_converged.ptx)):
+/// a block that a branch jumps to or a `BSSY` names keeps a `NOP` in its place, any other
+/// loses it.
+///
+/// "Converged" is a forward must-analysis over the blocks, starting converged at a kernel's
+/// entry (a subroutine's callers may have split the warp):
+///
+/// * a guarded `BRA` that is not provably uniform makes both successors non-converged — every
+///   guarded branch is a candidate of the divergence analysis here, not only those instruction
+///   selection marked (`under_guard`'s branches around per-thread-guarded code are not);
+/// * `BSSY Bk` remembers the state, `BSYNC Bk` restores it (the threads that passed the `BSSY`
+///   meet again there);
+/// * an unguarded `BAR.SYNC` or `WARPSYNC.ALL` makes the warp converged;
+/// * `CALL`, an indirect branch and anything else that leaves the function's control flow make
+///   it unknown (non-converged); a guarded `EXIT` changes nothing (exited threads leave the
+///   warp).
+///
+/// Blocks meet with "and" (converged only when every predecessor is), iterated from
+/// "converged" everywhere to the greatest fixed point, so a loop whose entry and back edges
+/// are converged is.
+fn drop_converged_warpsyncs(f: &mut Function) {
+    let all = guarded_branches(f, |_| true);
+    let cfg = Cfg::new(f);
+    // Each round proves the `LDS`s that run converged by the branches the round before found
+    // uniform, which may make more branches uniform; every round's facts rest on proven ones.
+    let mut loads: Vec<(BlockId, usize)> = Vec::new();
+    let mut warpsyncs = Vec::new();
+    for _ in 0..8 {
+        let (w, l) = converged_points(f, &cfg, &all, &loads);
+        warpsyncs = w;
+        if l == loads {
+            break;
+        }
+        loads = l;
+    }
+    let n = f.blocks.len();
+    let targets: FixedBitSet = {
+        let mut t = FixedBitSet::with_capacity(n);
+        for blk in &f.blocks {
+            for i in &blk.insts {
+                for o in &i.ops {
+                    if let OpKind::Block(x) = o.kind {
+                        t.insert(x.0 as usize);
+                    }
+                }
+            }
+        }
+        t
+    };
+    // Back to front, so that removing one keeps the indices of the others in the block.
+    for &(b, k) in warpsyncs.iter().rev() {
+        if k == 0 && targets.contains(b.0 as usize) {
+            f.block_mut(b).insts[k] = Inst::new("NOP", &[], vec![]);
+        } else {
+            f.block_mut(b).insts.remove(k);
+        }
+    }
+}
+
+/// The analysis of [`drop_converged_warpsyncs`] with the `LDS`s `loads` (sorted) known to run
+/// converged: the `WARPSYNC.ALL`s before a `USETMAXREG` and the `LDS`s that run with the warp
+/// converged, each as (block, index) in order.
+#[allow(clippy::type_complexity)]
+fn converged_points(
+    f: &Function,
+    cfg: &Cfg,
+    all: &[(BlockId, usize)],
+    loads: &[(BlockId, usize)],
+) -> (Vec<(BlockId, usize)>, Vec<(BlockId, usize)>) {
+    let divergent = divergent_branches(f, all, loads);
+    let n = f.blocks.len();
+    let mut divergent_at = vec![false; n];
+    for (&(b, _), d) in all.iter().zip(&divergent) {
+        divergent_at[b.0 as usize] |= *d;
+    }
+    /// Converged, and converged at each barrier's `BSSY` (bit k for `Bk`).
+    #[derive(Clone, Copy, PartialEq)]
+    struct State {
+        converged: bool,
+        at_bssy: u16,
+    }
+    let top = State {
+        converged: true,
+        at_bssy: u16::MAX,
+    };
+    let barrier = |i: &Inst| {
+        i.ops.iter().find_map(|o| match o.kind {
+            OpKind::Barrier(k) if usize::from(k) < BARRIERS => Some(k),
+            _ => None,
+        })
+    };
+    // The state after each instruction of `b` from the state at its start, and whether each
+    // `WARPSYNC.ALL` before a `USETMAXREG` runs converged.
+    let step = |b: BlockId,
+                mut s: State,
+                found: &mut Vec<(BlockId, usize)>,
+                lds: &mut Vec<(BlockId, usize)>| {
+        let insts = &f.block(b).insts;
+        for (k, i) in insts.iter().enumerate() {
+            match i.mnemonic {
+                "LDS" if s.converged => lds.push((b, k)),
+                "BSSY" => {
+                    if let Some(bar) = barrier(i) {
+                        s.at_bssy &= !(1 << bar);
+                        s.at_bssy |= u16::from(s.converged) << bar;
+                    }
+                }
+                "BSYNC" => {
+                    s.converged = barrier(i).is_some_and(|bar| s.at_bssy & (1 << bar) != 0);
+                }
+                "BAR" if i.guard.is_none() && i.mods.first() == Some(&"SYNC") => {
+                    s.converged = true;
+                }
+                "WARPSYNC" if i.guard.is_none() && i.mods == ["ALL"] => {
+                    if s.converged && insts.get(k + 1).is_some_and(|n| n.mnemonic == "USETMAXREG") {
+                        found.push((b, k));
+                    }
+                    s.converged = true;
+                }
+                m if m.starts_with("CALL") || m == "BRX" || m == "JMX" || m == "RET" => {
+                    s.converged = false;
+                }
+                _ => {}
+            }
+        }
+        s
+    };
+    let mut at_start = vec![top; n];
+    at_start[0] = State {
+        converged: f.is_entry,
+        at_bssy: 0,
+    };
+    let mut found = Vec::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in f.block_ids() {
+            if !cfg.is_reachable(b) {
+                continue;
+            }
+            let mut out = step(b, at_start[b.0 as usize], &mut Vec::new(), &mut Vec::new());
+            if divergent_at[b.0 as usize] {
+                out.converged = false;
+            }
+            for &s in cfg.succs(b) {
+                let into = &mut at_start[s.0 as usize];
+                let met = State {
+                    converged: into.converged && out.converged,
+                    at_bssy: into.at_bssy & out.at_bssy,
+                };
+                if met != *into {
+                    *into = met;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let mut lds = Vec::new();
+    for b in f.block_ids() {
+        if cfg.is_reachable(b) {
+            step(b, at_start[b.0 as usize], &mut found, &mut lds);
+        }
+    }
+    (found, lds)
 }

@@ -73,8 +73,10 @@ impl Cx<'_> {
     ///   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, N; PLOP3.LUT P0, PT, PT, PT, UP0, 0x80, 0x0;
     ///   @!P0 BRA L`.
     ///
-    /// ptxas writes a `NOP` for the `WARPSYNC.ALL` where it knows the warp converged
-    /// (`fa_ws_pingpong`, after a `shfl.sync`-uniform branch); ptxc always synchronises.
+    /// ptxas writes a `NOP` for the `WARPSYNC.ALL` where it knows the warp converged, or
+    /// nothing (`fa_ws_pingpong`, after a `shfl.sync`-uniform branch, after `BAR.SYNC`); the
+    /// `reconverge` pass does the same where it proves the warp converged
+    /// (`drop_converged_warpsyncs`).
     /// Without `.maxnreg` ptxas ignores `setmaxnreg` (warning C7508: the register count at
     /// entry is unknown) and so does ptxc.
     fn setmaxnreg(&mut self, op: &PtxOp<'_>) -> bool {
