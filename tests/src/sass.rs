@@ -171,6 +171,42 @@ pub fn ptx_files_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// One function compiled by both compilers.
+pub struct PairedFunction {
+    pub name: String,
+    /// ptxas's instruction texts ([`listing_functions`]).
+    pub ptxas: Vec<String>,
+    /// ptxc's listing lines ([`crate::listing_lines`]).
+    pub ptxc: Vec<String>,
+}
+
+/// One PTX file compiled by both compilers, per function of ptxc's code. `None` when the
+/// reference tools are skipped; panics when ptxc fails or ptxas has no such function.
+pub fn paired_functions(path: &Path) -> Option<Vec<PairedFunction>> {
+    let listing = ptxas_listing(path)?;
+    let theirs = listing_functions(&listing);
+    let text = std::fs::read_to_string(path).expect("a PTX file");
+    let src = ptxc::diag::SourceFile::new(path.display().to_string(), text);
+    let (encoded, _, _) =
+        crate::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
+    Some(
+        encoded
+            .iter()
+            .map(|f| {
+                let Some((_, code)) = theirs.iter().find(|(n, _)| *n == f.name) else {
+                    panic!("{}: ptxas has no function `{}`", path.display(), f.name);
+                };
+                let code = code.iter().map(|t| t.to_string()).collect();
+                PairedFunction {
+                    name: f.name.clone(),
+                    ptxas: code,
+                    ptxc: crate::listing_lines(f),
+                }
+            })
+            .collect(),
+    )
+}
+
 /// Each function of a `cuobjdump -sass` listing with its instructions' text (what comes
 /// between the address comment and the `;`), in listing order.
 pub fn listing_functions(listing: &str) -> Vec<(String, Vec<&str>)> {

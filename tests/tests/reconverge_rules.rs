@@ -8,9 +8,7 @@
 //! with `WARPSYNC` exactly when ptxas's does, and leave a divergent branch exactly when ptxas's
 //! does (a predicated region has none).
 
-use ptxc::diag::SourceFile;
-use ptxc_tests::sass::{listing_functions, ptx_files_in, ptxas_listing};
-use std::collections::BTreeMap;
+use ptxc_tests::sass::{paired_functions, ptx_files_in};
 use std::path::PathBuf;
 
 /// What decides a kernel's shape: does it have a convergence barrier, a `WARPSYNC`, a guarded
@@ -37,14 +35,6 @@ fn shape<'a>(lines: impl Iterator<Item = &'a str>) -> Shape {
     s
 }
 
-/// Per function of a `cuobjdump -sass` listing: its shape.
-fn ptxas_shapes(listing: &str) -> BTreeMap<String, Shape> {
-    listing_functions(listing)
-        .into_iter()
-        .map(|(name, code)| (name, shape(code.into_iter())))
-        .collect()
-}
-
 fn probes() -> Vec<PathBuf> {
     let v = ptx_files_in(&ptxc_tests::workspace_root().join("docs/passes/examples/reconverge"));
     assert!(!v.is_empty(), "docs/passes/examples/reconverge");
@@ -56,20 +46,12 @@ fn bssy_warpsync_and_predication_as_ptxas_decides() {
     let mut kernels = 0;
     let mut differ = Vec::new();
     for path in probes() {
-        let Some(listing) = ptxas_listing(&path) else {
+        let Some(functions) = paired_functions(&path) else {
             return; // the reference tools are skipped (never in CI)
         };
-        let want = ptxas_shapes(&listing);
-        let text = std::fs::read_to_string(&path).expect("probe");
-        let src = SourceFile::new(path.display().to_string(), text);
-        let (encoded, _, _) =
-            ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
-        for f in &encoded {
-            let lines = ptxc_tests::listing_lines(f);
-            let got = shape(lines.iter().map(String::as_str));
-            let Some(&w) = want.get(&f.name) else {
-                panic!("{}: ptxas has no function `{}`", path.display(), f.name);
-            };
+        for f in functions {
+            let w = shape(f.ptxas.iter().map(String::as_str));
+            let got = shape(f.ptxc.iter().map(String::as_str));
             kernels += 1;
             if got != w {
                 differ.push(format!(
