@@ -10,8 +10,11 @@ use super::ast::*;
 use super::isa::{Form, Isa, OperandKind, TypeRef};
 use super::types::{Kind, Ty};
 use crate::diag::Diagnostic;
+use compact_str::CompactString;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// The `-arch` the module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -332,7 +335,7 @@ struct RegInfo {
 }
 
 /// A variable (or parameter) in scope.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct VarInfo {
     space: Space,
     span: Span,
@@ -362,7 +365,7 @@ struct Scope {
 }
 
 /// What a name in an operand refers to.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Resolved {
     Reg(RegInfo),
     Sreg {
@@ -432,27 +435,40 @@ struct Checker {
     /// diagnostic: a module repeats a few chains thousands of times, and what the table says
     /// of a chain depends on nothing else but the `.target` and `.version` (a new one of
     /// either empties it).
-    shapes: HashMap<String, Shape>,
+    shapes: HashMap<String, Rc<Shape>>,
     /// The key being looked up (kept to reuse its buffer).
     shape_key: String,
 }
 
-/// What the instruction table says of one opcode chain.
-#[derive(Clone)]
+/// What the instruction table says of one opcode chain, and what follows from it alone for
+/// the operands: computed once per distinct chain and shared (`Rc`) by every instruction that
+/// writes it.
 struct Shape {
     /// The instruction's name (`cp.async.bulk` takes three words of the chain).
-    form_name: std::rc::Rc<str>,
+    form_name: Box<str>,
     /// How many of the modifiers the name took.
     name_words: usize,
     /// The form the modifiers and types select.
     chosen: &'static Form,
     /// Per remaining modifier: its type, or `None` for another modifier.
     types: SmallVec<[Option<Ty>; 8]>,
+    /// Per operand of `chosen`: the type it wants (its type slot or fixed type resolved).
+    wants: SmallVec<[Option<Ty>; 8]>,
+    /// The vector width of `.v2`/`.v4`/`.v8`, if written.
+    vector: Option<u32>,
+    /// The state space the modifiers name (`ld.global`), if exactly one.
+    space: Option<Space>,
+    /// Whether the first operand is a source (`st`, `red`, …), not a destination.
+    is_store: bool,
 }
 
 /// Per-function state while checking a body.
 struct FnCtx {
     scopes: Vec<Scope>,
+    /// What each name looked up so far resolves to ([`Checker::resolve`]): a body names the
+    /// same few registers thousands of times, and a name's meaning changes only when a
+    /// declaration is added or a block is entered or left, which empty this memo.
+    resolved: RefCell<HashMap<CompactString, Resolved>>,
 }
 
 impl FnCtx {
@@ -476,7 +492,7 @@ impl FnCtx {
                 return Some(Resolved::Reg(*r));
             }
             if let Some(v) = scope.vars.get(name) {
-                return Some(Resolved::Var(v.clone()));
+                return Some(Resolved::Var(*v));
             }
             // Family members: %r<100> declares %r0 … %r99.
             // Bytes, not chars (a byte of a multi-byte character is never an ASCII digit).
@@ -499,9 +515,9 @@ impl FnCtx {
     }
 }
 
-fn expr_names(e: &Expr, out: &mut Vec<Name>) {
+fn expr_names<'e>(e: &'e Expr, out: &mut SmallVec<[&'e Name; 2]>) {
     match e {
-        Expr::Name { name, .. } => out.push(name.clone()),
+        Expr::Name { name, .. } => out.push(name),
         Expr::Lit { .. } => {}
         Expr::Unary { arg, .. } => expr_names(arg, out),
         Expr::Binary { lhs, rhs, .. } => {
@@ -888,6 +904,7 @@ impl Checker {
                 }
             }
             if let Some(ctx) = ctx.as_deref_mut() {
+                ctx.resolved.get_mut().clear();
                 let scope = ctx.scopes.last_mut().expect("a scope");
                 let dup = scope.regs.contains_key(d.name.text.as_str())
                     || scope.vars.contains_key(d.name.text.as_str())
@@ -988,7 +1005,7 @@ impl Checker {
         match init {
             Init::List(items, _) => items.iter().for_each(|i| self.check_init(i, ctx)),
             Init::Expr(e) => {
-                let mut names = Vec::new();
+                let mut names = SmallVec::new();
                 expr_names(e, &mut names);
                 for n in names {
                     let known = self.globals.contains_key(n.text.as_str())
@@ -1067,6 +1084,7 @@ impl Checker {
         let Some(body) = &f.body else { return };
         let mut ctx = FnCtx {
             scopes: vec![params],
+            resolved: RefCell::default(),
         };
         self.enter_block(&body.stmts, &mut ctx);
     }
@@ -1236,8 +1254,10 @@ impl Checker {
             }
         }
         ctx.scopes.push(scope);
+        ctx.resolved.get_mut().clear();
         self.block(stmts, ctx);
         ctx.scopes.pop();
+        ctx.resolved.get_mut().clear();
     }
 
     fn block(&mut self, stmts: &[Stmt], ctx: &mut FnCtx) {
@@ -1280,7 +1300,20 @@ impl Checker {
     // ------------------------------------------------------------------------------------------
     // Instructions
 
+    /// What `name` means in the function's current scopes, remembered in `ctx` (see
+    /// [`FnCtx::resolved`]).
     fn resolve(&self, name: &str, ctx: &FnCtx) -> Resolved {
+        if let Some(r) = ctx.resolved.borrow().get(name) {
+            return *r;
+        }
+        let r = self.resolve_uncached(name, ctx);
+        ctx.resolved
+            .borrow_mut()
+            .insert(CompactString::new(name), r);
+        r
+    }
+
+    fn resolve_uncached(&self, name: &str, ctx: &FnCtx) -> Resolved {
         if let Some(r) = ctx.lookup(name) {
             return r;
         }
@@ -1288,7 +1321,7 @@ impl Checker {
             return Resolved::Sreg { ty, components };
         }
         if let Some(v) = self.globals.get(name) {
-            return Resolved::Var(v.clone());
+            return Resolved::Var(*v);
         }
         if self.funcs.contains_key(name) {
             return Resolved::Func;
@@ -1334,8 +1367,9 @@ impl Checker {
                     self.shape_key = key;
                     return;
                 };
+                let shape = Rc::new(shape);
                 if self.diags.len() == before {
-                    self.shapes.insert(key.clone(), shape.clone());
+                    self.shapes.insert(key.clone(), Rc::clone(&shape));
                 }
                 shape
             }
@@ -1353,13 +1387,6 @@ impl Checker {
                 None => others.push(m),
             }
         }
-        let slot_ty = |c: char| -> Option<Ty> {
-            chosen
-                .types
-                .iter()
-                .position(|s| s.slot == c)
-                .and_then(|i| types.get(i).map(|(t, _)| *t))
-        };
         self.special_rules(ins, form_name, &others, &types, opcode_span);
 
         // Operands.
@@ -1388,21 +1415,14 @@ impl Checker {
             );
             return;
         }
-        let vector = others
-            .iter()
-            .find(|m| matches!(m.text.as_str(), ".v2" | ".v4" | ".v8"))
-            .and_then(|m| m.text[2..].parse::<u32>().ok());
-        let space = instr_space(&others);
-        let is_store = matches!(
-            form_name,
-            "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
-        );
+        let (vector, space) = (shape.vector, shape.space);
         // With fewer operands than listed, the last optional positions are the missing ones
-        // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`).
-        let mut specs: SmallVec<[&super::isa::OperandSpec; 8]> = chosen.operands.iter().collect();
+        // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`). Positions are
+        // indices into `chosen.operands` (and `shape.wants`).
+        let mut specs: SmallVec<[usize; 8]> = (0..max).collect();
         let mut missing = max.saturating_sub(n);
         while missing > 0 {
-            match specs.iter().rposition(|s| s.optional) {
+            match specs.iter().rposition(|&s| chosen.operands[s].optional) {
                 Some(i) => {
                     specs.remove(i);
                     missing -= 1;
@@ -1410,43 +1430,26 @@ impl Checker {
                 None => break,
             }
         }
-        for (i, (op, spec)) in ins.operands.iter().zip(specs).enumerate() {
-            let resolve_ty = |t: &TypeRef| -> Option<Ty> {
-                match t {
-                    TypeRef::Slot(c) => slot_ty(*c),
-                    TypeRef::Double(c) => slot_ty(*c).and_then(Ty::doubled),
-                    TypeRef::Fixed(name) => Ty::parse(name),
-                }
-            };
+        for (i, (op, s)) in ins.operands.iter().zip(specs).enumerate() {
+            let want = shape.wants[s];
             let oc = OpCheck {
                 opcode: form_name,
                 index: i,
                 space,
             };
-            match &spec.kind {
-                OperandKind::Dest { ty, relaxed, pair } => {
-                    let want = resolve_ty(ty);
+            match &chosen.operands[s].kind {
+                OperandKind::Dest { relaxed, pair, .. } => {
                     self.dest(op, want, *relaxed, *pair, &oc, ctx);
                 }
-                OperandKind::Value(ty) => {
-                    let want = resolve_ty(ty);
-                    self.value(op, want, true, false, &oc, ctx);
-                }
-                OperandKind::WideValue(ty) => {
-                    let want = resolve_ty(ty);
-                    self.value(op, want, true, true, &oc, ctx);
-                }
-                OperandKind::Register(ty) => {
-                    let want = resolve_ty(ty);
-                    self.value(op, want, false, false, &oc, ctx);
-                }
+                OperandKind::Value(_) => self.value(op, want, true, false, &oc, ctx),
+                OperandKind::WideValue(_) => self.value(op, want, true, true, &oc, ctx),
+                OperandKind::Register(_) => self.value(op, want, false, false, &oc, ctx),
                 OperandKind::Immediate(_) => self.immediate(op),
                 OperandKind::Pred => self.pred(op, &oc, ctx),
                 OperandKind::Address => self.address(op, &oc, ctx),
                 OperandKind::Label => self.label(op, ctx),
                 OperandKind::Data => {
-                    let want = slot_ty('T');
-                    let is_dest = i == 0 && !is_store;
+                    let is_dest = i == 0 && !shape.is_store;
                     self.data(op, want, vector, is_dest, &oc, ctx);
                 }
                 OperandKind::Any => self.any(op, &oc, ctx),
@@ -1570,11 +1573,49 @@ impl Checker {
                 ),
             );
         }
+        // The type of slot `c` (`T`, `U`, …): the types are written in the order of the slots.
+        let slot_ty = |c: char| -> Option<Ty> {
+            chosen
+                .types
+                .iter()
+                .position(|s| s.slot == c)
+                .and_then(|i| types.get(i).map(|(t, _)| *t))
+        };
+        let resolve_ty = |t: &TypeRef| -> Option<Ty> {
+            match t {
+                TypeRef::Slot(c) => slot_ty(*c),
+                TypeRef::Double(c) => slot_ty(*c).and_then(Ty::doubled),
+                TypeRef::Fixed(name) => Ty::parse(name),
+            }
+        };
+        let wants = chosen
+            .operands
+            .iter()
+            .map(|spec| match &spec.kind {
+                OperandKind::Dest { ty, .. }
+                | OperandKind::Value(ty)
+                | OperandKind::WideValue(ty)
+                | OperandKind::Register(ty) => resolve_ty(ty),
+                OperandKind::Data => slot_ty('T'),
+                _ => None,
+            })
+            .collect();
+        let vector = others
+            .iter()
+            .find(|m| matches!(m.text.as_str(), ".v2" | ".v4" | ".v8"))
+            .and_then(|m| m.text[2..].parse::<u32>().ok());
         Some(Shape {
-            form_name: form_name.as_ref().into(),
             name_words: ins.modifiers.len() - mods.len(),
             chosen,
             types: mods.iter().map(|m| Ty::parse(&m.text)).collect(),
+            wants,
+            vector,
+            space: instr_space(&others),
+            is_store: matches!(
+                form_name.as_ref(),
+                "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
+            ),
+            form_name: form_name.as_ref().into(),
         })
     }
 
@@ -2030,7 +2071,7 @@ impl Checker {
             return;
         }
         self.check_literals(e);
-        let mut names = Vec::new();
+        let mut names = SmallVec::new();
         expr_names(e, &mut names);
         for n in &names {
             if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
@@ -2111,7 +2152,7 @@ impl Checker {
             return;
         };
         self.check_literals(base);
-        let mut names = Vec::new();
+        let mut names = SmallVec::new();
         expr_names(base, &mut names);
         if names.len() > 1 {
             self.error(
@@ -2280,7 +2321,7 @@ impl Checker {
         match op {
             Operand::Expr(e) | Operand::Not(e, _) => {
                 self.check_literals(e);
-                let mut names = Vec::new();
+                let mut names = SmallVec::new();
                 expr_names(e, &mut names);
                 for n in names {
                     if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
