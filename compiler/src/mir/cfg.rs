@@ -150,6 +150,14 @@ pub fn remove_unreachable(f: &mut Function) -> bool {
         }
         block.fallthrough = block.fallthrough.and_then(|t| new_of[t.0 as usize]);
         for inst in &mut block.insts {
+            // Only branches and `PHI`s name blocks; the others are left as they are.
+            if !inst
+                .ops
+                .iter()
+                .any(|o| matches!(o.kind, OpKind::Block(_) | OpKind::PhiArg(..)))
+            {
+                continue;
+            }
             inst.ops.retain(|o| match o.kind {
                 OpKind::PhiArg(p, _) => new_of[p.0 as usize].is_some(),
                 _ => true,

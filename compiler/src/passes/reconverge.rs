@@ -380,6 +380,9 @@ const IF_CONVERT_MAX: usize = 8;
 /// outside the sides would make it live from the function's entry; a `COPY d, t` right after
 /// it is folded into it (`@!p LDG d`), else the region keeps its barrier.
 fn if_convert(f: &mut Function) {
+    if !has_divergent_branch(f) {
+        return;
+    }
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
     // How many instructions write and read each register.
@@ -664,7 +667,21 @@ fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
         .collect()
 }
 
+/// Whether some block ends in a divergent conditional branch: the only thing [`if_convert`]
+/// and [`find_regions`] look for, checked before they build the CFG and its post-dominators
+/// (straight-line code has none, and then the pass costs a walk over the mnemonics).
+fn has_divergent_branch(f: &Function) -> bool {
+    f.blocks.iter().any(|b| {
+        b.insts
+            .iter()
+            .any(|i| i.mnemonic == "BRA" && i.divergent && i.guard.is_some())
+    })
+}
+
 fn find_regions(f: &Function) -> Vec<Region> {
+    if !has_divergent_branch(f) {
+        return Vec::new();
+    }
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
     let mut out = Vec::new();
