@@ -86,6 +86,8 @@ impl Liveness {
         const NONE: u32 = u32::MAX;
         let mut def_block = vec![NONE; nv];
         let mut more_defs: rustc_hash::FxHashSet<(u32, u32)> = rustc_hash::FxHashSet::default();
+        // `in_more[v]`: `v` has entries in `more_defs` (the set is asked only about those).
+        let mut in_more = vec![false; nv];
         for b in f.block_ids() {
             let i = b.0 as usize;
             let stamp = b.0 + 1;
@@ -124,6 +126,7 @@ impl Liveness {
                                 def_block[v] = b.0;
                             } else {
                                 more_defs.insert((b.0, v as u32));
+                                in_more[v] = true;
                             }
                         }
                     }
@@ -155,8 +158,10 @@ impl Liveness {
                     out = union(&out, &difference(&live_in[s], &phi_defs[s]));
                 }
                 // PHI results are defined at the top of the block: live-in as values of the block.
-                let written =
-                    |v: u32| def_block[v as usize] == b.0 || more_defs.contains(&(b.0, v));
+                let written = |v: u32| {
+                    def_block[v as usize] == b.0
+                        || in_more[v as usize] && more_defs.contains(&(b.0, v))
+                };
                 let not_written: Vec<u32> = out.iter().copied().filter(|&v| !written(v)).collect();
                 let inn = union(&union(&not_written, &uses[i]), &phi_defs[i]);
                 if inn != live_in[i] {
