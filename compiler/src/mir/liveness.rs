@@ -66,17 +66,31 @@ fn difference(a: &[u32], b: &[u32]) -> Vec<u32> {
 impl Liveness {
     pub fn compute(f: &Function, cfg: &Cfg) -> Liveness {
         let nb = f.blocks.len();
-        // uses[b]: read before written in b; defs[b]: written in b.
+        // uses[b]: read before written in b.
         let mut uses: Vec<Vec<u32>> = vec![Vec::new(); nb];
-        let mut defs: Vec<Vec<u32>> = vec![Vec::new(); nb];
         // phi_uses[p]: read by PHIs of p's successors along the edge from p.
         let mut phi_uses: Vec<Vec<u32>> = vec![Vec::new(); nb];
         // phi_defs[b]: defined by b's PHIs.
         let mut phi_defs: Vec<Vec<u32>> = vec![Vec::new(); nb];
-        let mut defined = rustc_hash::FxHashSet::default();
+        // `defined[v]`, `listed[v]`: the block (numbered from 1) in which `v` was last written,
+        // or last added to `uses`; "written earlier in this block" and "already a use of it"
+        // without a set per block, so each list gets each register once. One walk over each
+        // instruction's registers for its reads and one for its writes (`Inst::for_each_reg`).
+        let nv = f.vregs.len();
+        let mut defined = vec![0u32; nv];
+        let mut listed = vec![0u32; nv];
+        // The blocks that write each register: `def_block[v]` the first (`NONE`: none), and
+        // `more_defs` (block, register) for the others (a value is mostly written in one block).
+        // A membership test for "written in b", where sorted lists per block had to be sorted
+        // (a block of straight-line code writes thousands of values, numbered out of order).
+        const NONE: u32 = u32::MAX;
+        let mut def_block = vec![NONE; nv];
+        let mut more_defs: rustc_hash::FxHashSet<(u32, u32)> = rustc_hash::FxHashSet::default();
+        // `in_more[v]`: `v` has entries in `more_defs` (the set is asked only about those).
+        let mut in_more = vec![false; nv];
         for b in f.block_ids() {
             let i = b.0 as usize;
-            defined.clear();
+            let stamp = b.0 + 1;
             for inst in &f.block(b).insts {
                 if inst.is_phi() {
                     for o in &inst.ops {
@@ -93,24 +107,33 @@ impl Liveness {
                         }
                     }
                 } else {
-                    for r in inst.uses() {
-                        if let Some(v) = r.vreg()
-                            && !defined.contains(&v.0)
-                        {
-                            uses[i].push(v.0);
+                    inst.for_each_reg(|r| {
+                        if let (Some(v), false) = (r.reg.vreg(), r.def) {
+                            let v = v.0 as usize;
+                            if defined[v] != stamp && listed[v] != stamp {
+                                listed[v] = stamp;
+                                uses[i].push(v as u32);
+                            }
+                        }
+                    });
+                }
+                inst.for_each_reg(|r| {
+                    if let (Some(v), true) = (r.reg.vreg(), r.def) {
+                        let v = v.0 as usize;
+                        if defined[v] != stamp {
+                            defined[v] = stamp;
+                            if def_block[v] == NONE {
+                                def_block[v] = b.0;
+                            } else {
+                                more_defs.insert((b.0, v as u32));
+                                in_more[v] = true;
+                            }
                         }
                     }
-                }
-                for r in inst.defs() {
-                    if let Some(v) = r.vreg() {
-                        defined.insert(v.0);
-                        defs[i].push(v.0);
-                    }
-                }
+                });
             }
         }
         let uses: Vec<Vec<u32>> = uses.into_iter().map(normalize).collect();
-        let defs: Vec<Vec<u32>> = defs.into_iter().map(normalize).collect();
         let phi_uses: Vec<Vec<u32>> = phi_uses.into_iter().map(normalize).collect();
         let phi_defs: Vec<Vec<u32>> = phi_defs.into_iter().map(normalize).collect();
         let mut live_in: Vec<Vec<u32>> = vec![Vec::new(); nb];
@@ -135,7 +158,12 @@ impl Liveness {
                     out = union(&out, &difference(&live_in[s], &phi_defs[s]));
                 }
                 // PHI results are defined at the top of the block: live-in as values of the block.
-                let inn = union(&union(&difference(&out, &defs[i]), &uses[i]), &phi_defs[i]);
+                let written = |v: u32| {
+                    def_block[v as usize] == b.0
+                        || in_more[v as usize] && more_defs.contains(&(b.0, v))
+                };
+                let not_written: Vec<u32> = out.iter().copied().filter(|&v| !written(v)).collect();
+                let inn = union(&union(&not_written, &uses[i]), &phi_defs[i]);
                 if inn != live_in[i] {
                     for p in cfg.preds(b) {
                         dirty[p.0 as usize] = true;

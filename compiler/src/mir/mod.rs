@@ -513,6 +513,34 @@ impl Inst {
         }
     }
 
+    /// Calls `f` with every register of the instruction, mutably, in the order of
+    /// [`Inst::for_each_reg`] (operands, then the guard): renaming and allocation without the
+    /// chained iterators of [`Operand::regs_mut`].
+    #[inline]
+    pub fn for_each_reg_mut(&mut self, mut f: impl FnMut(&mut Reg)) {
+        for o in &mut self.ops {
+            match &mut o.kind {
+                OpKind::Reg(r) => f(&mut r.reg),
+                OpKind::CBank { base: Some(b), .. } => f(b),
+                OpKind::Mem { prefix, terms } => {
+                    if let MemPrefix::Desc(r) = prefix {
+                        f(r);
+                    }
+                    for t in terms {
+                        if let MemTerm::Reg(r, _) = t {
+                            f(r);
+                        }
+                    }
+                }
+                OpKind::PhiArg(_, r) | OpKind::Prior(r) => f(r),
+                _ => {}
+            }
+        }
+        if let Some(g) = &mut self.guard {
+            f(&mut g.pred);
+        }
+    }
+
     pub fn defs(&self) -> impl Iterator<Item = Reg> + '_ {
         self.regs().filter(|r| r.def).map(|r| r.reg)
     }
@@ -525,11 +553,16 @@ impl Inst {
     /// The branch targets of a terminator (a `BSSY` names a block too, but control does not
     /// go there from it).
     pub fn targets(&self) -> impl Iterator<Item = BlockId> + '_ {
-        let branches = self.is_terminator();
-        self.ops.iter().filter_map(move |o| match o.kind {
-            OpKind::Block(b) if branches => Some(b),
-            _ => None,
-        })
+        // The operand kind first: most instructions name no block, and for them the mnemonic
+        // comparisons of `is_terminator` are never made (every CFG construction asks every
+        // instruction).
+        self.ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                OpKind::Block(b) => Some(b),
+                _ => None,
+            })
+            .filter(move |_| self.is_terminator())
     }
 }
 

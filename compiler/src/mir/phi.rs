@@ -10,6 +10,10 @@ use rustc_hash::FxHashMap;
 
 /// Removes trivial `PHI`s until none is left, renaming their uses. Returns whether any went.
 pub fn remove_trivial_phis(f: &mut Function) -> bool {
+    // Nothing to do without a `PHI` (a cheap look, before the walks below).
+    if !f.blocks.iter().any(|b| b.insts.iter().any(|i| i.is_phi())) {
+        return false;
+    }
     let mut alias: FxHashMap<VReg, VReg> = FxHashMap::default();
     fn resolve(alias: &FxHashMap<VReg, VReg>, mut v: VReg) -> VReg {
         while let Some(&n) = alias.get(&v) {

@@ -74,8 +74,11 @@ impl Pass for DeadCode {
         // per register.
         const NONE: u32 = u32::MAX;
         let mut first_def = vec![NONE; nv];
-        let mut defs: Vec<(usize, usize, u32)> = Vec::new();
-        let mut work: Vec<(usize, usize)> = Vec::new();
+        // Sized for the whole function at once: grown a doubling at a time, these lists were
+        // copied a dozen times in large kernels.
+        let n = f.num_insts();
+        let mut defs: Vec<(usize, usize, u32)> = Vec::with_capacity(n);
+        let mut work: Vec<(usize, usize)> = Vec::with_capacity(n);
         // Only pure instructions can die, so only they go on the list and only their
         // definitions are recorded. One walk over each instruction's registers
         // (`Inst::for_each_reg`).
@@ -137,6 +140,9 @@ impl Pass for DeadCode {
             });
         }
         for (block, dead) in f.blocks.iter_mut().zip(&dead) {
+            if !dead.contains(&true) {
+                continue;
+            }
             let mut k = 0;
             block.insts.retain(|_| {
                 k += 1;

@@ -49,9 +49,11 @@ fn use_counts(f: &Function) -> Vec<u32> {
     let mut uses = vec![0u32; f.vregs.len()];
     for b in &f.blocks {
         for i in &b.insts {
-            for v in i.uses().filter_map(Reg::vreg) {
-                uses[v.0 as usize] += 1;
-            }
+            i.for_each_reg(|r| {
+                if let (Some(v), false) = (r.reg.vreg(), r.def) {
+                    uses[v.0 as usize] += 1;
+                }
+            });
         }
     }
     uses
@@ -147,14 +149,14 @@ fn out_of_tuples(f: &mut Function) {
     let mut in_phi = vec![false; nv];
     for b in &f.blocks {
         for i in &b.insts {
-            for d in i.defs() {
-                if let Reg::Virt { vreg, first, count } = d {
+            i.for_each_reg(|r| {
+                if let (Reg::Virt { vreg, first, count }, true) = (r.reg, r.def) {
                     for w in first..(first + count).min(4) {
                         let n = &mut word_defs[vreg.0 as usize][usize::from(w)];
                         *n = n.saturating_add(1);
                     }
                 }
-            }
+            });
             if i.is_phi() {
                 for r in i.uses() {
                     if let Some(v) = r.vreg() {
@@ -170,6 +172,7 @@ fn out_of_tuples(f: &mut Function) {
         f.vregs.iter().map(|v| (v.class, v.words)).collect();
     // x → t.i for every copy out of a tuple word with a single definition.
     let mut replace: Vec<Option<Reg>> = vec![None; nv];
+    let mut replaced = false;
     for b in &mut f.blocks {
         b.insts.retain(|i| {
             let Some((
@@ -199,8 +202,13 @@ fn out_of_tuples(f: &mut Function) {
                 return true;
             }
             replace[xi] = Some(s);
+            replaced = true;
             false
         });
+    }
+    // No copy went: no read to rename (the common case, and a walk over every operand).
+    if !replaced {
+        return;
     }
     // Chains (`x = t.1`, `y = x`) resolve to the first tuple.
     let resolve = |mut r: Reg, replace: &[Option<Reg>]| {

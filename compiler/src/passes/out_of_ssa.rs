@@ -36,6 +36,10 @@ fn has_phis(f: &Function, b: BlockId) -> bool {
 }
 
 fn split_critical_edges(f: &mut Function) {
+    // Only edges into a block with `PHI`s are split: without any, no CFG to build.
+    if !f.block_ids().any(|b| has_phis(f, b)) {
+        return;
+    }
     let cfg = Cfg::new(f);
     let mut edges = Vec::new();
     for b in f.block_ids() {
@@ -187,6 +191,12 @@ fn follows_its_fence(inst: &Inst, before: &[Inst]) -> bool {
 
 fn expand_priors(f: &mut Function) {
     for block in &mut f.blocks {
+        // A block without `{prior}` operands stays as it is (rebuilding it moved every
+        // instruction).
+        let has_prior = |i: &Inst| i.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)));
+        if !block.insts.iter().any(has_prior) {
+            continue;
+        }
         let mut out = Vec::with_capacity(block.insts.len());
         for mut inst in std::mem::take(&mut block.insts) {
             let priors: Vec<Reg> = inst

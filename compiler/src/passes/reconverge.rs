@@ -225,18 +225,35 @@ fn divergent_branches(
 ) -> Vec<bool> {
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
-    let mut users: Vec<Vec<(BlockId, usize)>> = vec![Vec::new(); f.vregs.len()];
-    let mut work: Vec<(BlockId, usize)> = Vec::new();
+    // The instructions reading each register, in order: `users[start[v]..start[v + 1]]`, one
+    // vector for all registers (a `Vec` per register was an allocation per value).
+    let nv = f.vregs.len();
+    let mut start = vec![0usize; nv + 1];
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        i.for_each_reg(|r| {
+            if let (Some(v), false) = (r.reg.vreg(), r.def) {
+                start[v.0 as usize + 1] += 1;
+            }
+        });
+    }
+    for v in 0..nv {
+        start[v + 1] += start[v];
+    }
+    let mut users = vec![(BlockId(0), 0usize); start[nv]];
+    let mut next = start.clone();
+    let mut work: Vec<(BlockId, usize)> = Vec::with_capacity(f.num_insts());
     for b in f.block_ids() {
         for (k, i) in f.block(b).insts.iter().enumerate() {
-            for u in i.uses() {
-                if let Some(v) = u.vreg() {
-                    users[v.0 as usize].push((b, k));
+            i.for_each_reg(|r| {
+                if let (Some(v), false) = (r.reg.vreg(), r.def) {
+                    users[next[v.0 as usize]] = (b, k);
+                    next[v.0 as usize] += 1;
                 }
-            }
+            });
             work.push((b, k));
         }
     }
+    let users = |v: usize| &users[start[v]..start[v + 1]];
     let mut divergent = FixedBitSet::with_capacity(f.vregs.len());
     let mut in_region = FixedBitSet::with_capacity(f.blocks.len());
     let mut branch_divergent = vec![false; branches.len()];
@@ -251,7 +268,7 @@ fn divergent_branches(
                 if let Some(v) = d.vreg()
                     && !divergent.put(v.0 as usize)
                 {
-                    work.extend(users[v.0 as usize].iter().copied());
+                    work.extend(users(v.0 as usize).iter().copied());
                 }
             }
         }
@@ -380,6 +397,9 @@ const IF_CONVERT_MAX: usize = 8;
 /// outside the sides would make it live from the function's entry; a `COPY d, t` right after
 /// it is folded into it (`@!p LDG d`), else the region keeps its barrier.
 fn if_convert(f: &mut Function) {
+    if !has_divergent_branch(f) {
+        return;
+    }
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
     // How many instructions write and read each register.
@@ -664,7 +684,21 @@ fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
         .collect()
 }
 
+/// Whether some block ends in a divergent conditional branch: the only thing [`if_convert`]
+/// and [`find_regions`] look for, checked before they build the CFG and its post-dominators
+/// (straight-line code has none, and then the pass costs a walk over the mnemonics).
+fn has_divergent_branch(f: &Function) -> bool {
+    f.blocks.iter().any(|b| {
+        b.insts
+            .iter()
+            .any(|i| i.mnemonic == "BRA" && i.divergent && i.guard.is_some())
+    })
+}
+
 fn find_regions(f: &Function) -> Vec<Region> {
+    if !has_divergent_branch(f) {
+        return Vec::new();
+    }
     let cfg = Cfg::new(f);
     let ipdom = post_dominators(f, &cfg);
     let mut out = Vec::new();

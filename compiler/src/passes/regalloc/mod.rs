@@ -172,17 +172,13 @@ fn intervals(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Option<Int
             touch(VReg(v), end, &mut iv);
         }
         for (k, inst) in f.block(b).insts.iter().enumerate() {
+            // Reads at `at`, writes at `at + 1`.
             let at = start + 2 * k as u32;
-            for r in inst.uses() {
-                if let Some(v) = r.vreg() {
-                    touch(v, at, &mut iv);
+            inst.for_each_reg(|r| {
+                if let Some(v) = r.reg.vreg() {
+                    touch(v, at + u32::from(r.def), &mut iv);
                 }
-            }
-            for r in inst.defs() {
-                if let Some(v) = r.vreg() {
-                    touch(v, at + 1, &mut iv);
-                }
-            }
+            });
         }
         pos = end + 1;
     }
@@ -1133,24 +1129,28 @@ pub fn physical(a: &[Option<PReg>], r: Reg) -> Reg {
 fn rewrite(f: &mut Function, alloc: &Allocation) {
     let a = &alloc.assignment;
     for block in &mut f.blocks {
-        let insts = std::mem::take(&mut block.insts);
-        for mut inst in insts {
+        // Registers in place; the block is rebuilt only where a `COPY` or `UNDEF` changes its
+        // instructions (most blocks have none, and moving every instruction cost more than
+        // renaming them).
+        let mut pseudo = false;
+        for inst in &mut block.insts {
             if inst.mnemonic == "UNDEF" {
+                pseudo = true;
                 continue;
             }
-            for o in &mut inst.ops {
-                for r in o.regs_mut() {
-                    *r = physical(a, *r);
-                }
+            inst.for_each_reg_mut(|r| *r = physical(a, *r));
+            pseudo |= inst.mnemonic == "COPY";
+        }
+        if !pseudo {
+            continue;
+        }
+        let insts = std::mem::take(&mut block.insts);
+        for inst in insts {
+            match inst.mnemonic {
+                "UNDEF" => {}
+                "COPY" => block.insts.extend(lower_copy(&inst)),
+                _ => block.insts.push(inst),
             }
-            if let Some(g) = &mut inst.guard {
-                g.pred = physical(a, g.pred);
-            }
-            if inst.mnemonic == "COPY" {
-                block.insts.extend(lower_copy(&inst));
-                continue;
-            }
-            block.insts.push(inst);
         }
     }
     f.frame_bytes += alloc.spill_bytes;
