@@ -29,7 +29,6 @@
 //! merges.
 
 use super::Pass;
-use super::regalloc::limits;
 use crate::mir::cfg::Cfg;
 use crate::mir::{Function, Inst, OpKind, Reg, RegClass, VReg};
 use rustc_hash::FxHashMap;
@@ -176,8 +175,7 @@ fn round(f: &mut Function) -> bool {
     if f.blocks.len().saturating_mul(total.div_ceil(64)) > MAX_LIVENESS_WORDS {
         return false;
     }
-    let (interferes, spans, first_point) = interference(f, &merges, &base, total);
-    let regions = limits::has_setmaxnreg(f).then(|| RegionLimits::new(f, &first_point));
+    let (interferes, spans) = interference(f, &merges, &base, total);
     // Pick: a value renamed at most once per round, a renamed value receives nothing, and the
     // words one value receives from different values do not overlap.
     let mut renamed: FxHashMap<VReg, (VReg, u8)> = FxHashMap::default();
@@ -194,7 +192,6 @@ fn round(f: &mut Function) -> bool {
             || renamed.contains_key(&m.src)
             || renamed.contains_key(&m.dst)
             || receives.contains_key(&m.src)
-            || regions.as_ref().is_some_and(|r| r.lowers(s, d))
         {
             continue;
         }
@@ -233,77 +230,16 @@ fn round(f: &mut Function) -> bool {
     true
 }
 
-/// Under `setmaxnreg`, each block's lowest register limit (in force at its entry or set inside
-/// it), to tell whether a merge stretches a value over a region with a lower limit.
-///
-/// A merged value is one interval without holes, so it holds its register over every block
-/// between its two halves. Joining any copy in pyptx `fa_ws_pingpong` (`.maxnreg 168`, producer
-/// `setmaxnreg.dec 40`, consumers `inc 232`) made its allocation fail; requiring the two values
-/// to have the same limit (`limits::vreg_caps`, from the liveness with holes) was not enough.
-/// The rule here: a merge whose joined interval meets a block with a lower limit than the lowest
-/// either interval meets on its own is left apart. The intervals are those of this pass, in
-/// layout order; the allocator numbers a `setmaxnreg` kernel's blocks in reverse post-order
-/// (`regalloc::numbering`), but with the rule in that order the allocation of `fa_ws_pingpong`
-/// is wrong (the checker finds `%1162` overwritten in `R131` by spill code; an allocator bug
-/// not yet found), so the rule is a measured one, checked by the allocation checker, which
-/// runs on every `setmaxnreg` kernel.
-struct RegionLimits {
-    /// Per block in layout order: its first point, its last point, its lowest limit.
-    blocks: Vec<(u32, u32, u32)>,
-}
-
-impl RegionLimits {
-    fn new(f: &Function, first_point: &[u32]) -> RegionLimits {
-        let entry = limits::block_entry_limits(f, &Cfg::new(f), f.max_regs);
-        let blocks = f
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(b, block)| {
-                let low = block
-                    .insts
-                    .iter()
-                    .filter_map(limits::set_by)
-                    .fold(entry[b], u32::min);
-                let lo = first_point[b];
-                (
-                    lo,
-                    (lo + 2 * block.insts.len() as u32).saturating_sub(1),
-                    low,
-                )
-            })
-            .collect();
-        RegionLimits { blocks }
-    }
-
-    /// The lowest limit of the blocks the interval `(lo, hi)` meets (`MAX` for none).
-    fn lowest(&self, (lo, hi): (u32, u32)) -> u32 {
-        self.blocks
-            .iter()
-            .filter(|&&(a, b, _)| a <= hi && lo <= b)
-            .map(|&(_, _, l)| l)
-            .min()
-            .unwrap_or(u32::MAX)
-    }
-
-    /// Whether joining intervals `s` and `d` meets a block whose limit is lower than the lowest
-    /// that either meets on its own.
-    fn lowers(&self, s: (u32, u32), d: (u32, u32)) -> bool {
-        let joined = self.lowest((s.0.min(d.0), s.1.max(d.1)));
-        joined < self.lowest(s).max(self.lowest(d))
-    }
-}
-
 /// For each candidate merge, whether its two values interfere on some word; for each vreg its
 /// interval as the allocator numbers it outside `setmaxnreg` kernels (layout order, reads at
 /// `2k`, writes at `2k + 1`, live-in from the block's first point, live-out to its last;
-/// `(MAX, 0)` when it appears nowhere); and each block's first point.
+/// `(MAX, 0)` when it appears nowhere).
 fn interference(
     f: &Function,
     merges: &[Merge],
     base: &[usize],
     total: usize,
-) -> (Vec<bool>, Vec<(u32, u32)>, Vec<u32>) {
+) -> (Vec<bool>, Vec<(u32, u32)>) {
     let words = |r: Reg| -> Option<std::ops::Range<usize>> {
         match r {
             Reg::Virt { vreg, first, count } => {
@@ -483,7 +419,7 @@ fn interference(
             }
         }
     }
-    (bad, spans, first_point)
+    (bad, spans)
 }
 
 /// Removes the unguarded copies of a register into itself that merging left.
