@@ -879,10 +879,7 @@ fn kernel(
 ) -> Result<(Function, KernelInfo), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let code_instrs = &enc.instrs[..enc.code_len.min(enc.instrs.len())];
-    let code: Vec<u8> = enc.words[..enc.code_len.min(enc.words.len())]
-        .iter()
-        .flat_map(|w| w.iter().flat_map(|x| x.to_le_bytes()))
-        .collect();
+    let code = crate::emit::sass::words_bytes(&enc.words[..enc.code_len.min(enc.words.len())]);
     let mut f = Function::kernel(&af.name.text, code);
     f.linkage = if af.linkage.iter().any(|(l, _)| *l == ast::Linkage::Weak) {
         Linkage::Weak

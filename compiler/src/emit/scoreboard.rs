@@ -193,7 +193,21 @@ pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
 /// [`analyze`] of instructions already encoded (`encoded[k]` is `code[k]`'s).
 pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
     let m = latency::model();
-    let by_addr: HashMap<u64, usize> = code.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
+    // The instruction at a branch target's address: a binary search when the addresses
+    // increase (as laid out), else a map (a listing read back may be in any order).
+    let increasing = code.windows(2).all(|w| w[0].addr < w[1].addr);
+    let by_addr: HashMap<u64, usize> = if increasing {
+        HashMap::default()
+    } else {
+        code.iter().enumerate().map(|(k, i)| (i.addr, k)).collect()
+    };
+    let at_addr = |a: u64| {
+        if increasing {
+            code.binary_search_by_key(&a, |i| i.addr).ok()
+        } else {
+            by_addr.get(&a).copied()
+        }
+    };
     // Padding: a BRA to itself followed only by NOPs, at the end.
     let mut pad_start = code.len();
     while pad_start > 0 && code[pad_start - 1].mnemonic == "NOP" {
@@ -208,12 +222,21 @@ pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
         }
     }
     let mut out = Vec::with_capacity(code.len());
+    let mut classes = ClassCache::default();
     for (k, (i, e)) in code.iter().zip(encoded).enumerate() {
         let (form, w) = (e.form, e.word);
         let acc = crate::target::sm90a::roles::accesses_of(form, &w);
         let guard = (!i.guard.is_always()).then_some((i.guard.pred.file, i.guard.pred.num));
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
+        // Sized once: growing them a push at a time was 2.4M of the 311M instructions of
+        // compiling the straight-line 16k kernel.
+        let count = |write: bool| {
+            acc.iter()
+                .filter(|a| a.write == write)
+                .map(|a| usize::from(a.count))
+                .sum()
+        };
+        let mut reads = Vec::with_capacity(count(false));
+        let mut writes = Vec::with_capacity(count(true));
         for a in &acc {
             for u in units(a.reg, a.count) {
                 if a.write {
@@ -232,11 +255,11 @@ pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
                 slots.push((slot, (r.file, r.num)));
             }
         }
-        let target = target_addr(i).and_then(|a| by_addr.get(&a).copied());
+        let target = target_addr(i).and_then(at_addr);
         let flow = flow_of(i);
         let completion = completion_of(i, &writes);
         out.push(Node {
-            class: m.class_of(i),
+            class: classes.class_of(m, i),
             reads,
             writes,
             guard,
@@ -311,25 +334,66 @@ fn awaits_completions(i: &Instr) -> bool {
 }
 
 /// The reuse slot of each operand of `i` (in operand order), from its form.
-fn form_slots(form: &crate::target::sm90a::Form, i: &Instr) -> Vec<Option<u8>> {
+fn form_slots<'f>(
+    form: &'f crate::target::sm90a::Form,
+    i: &Instr,
+) -> impl Iterator<Item = Option<u8>> + 'f {
     // The form's operand specs include hidden operands; the instruction's operands line up with
     // the specs one to one when the instruction was decoded, and with the visible ones when it
     // was parsed. Match by position among specs, skipping specs whose operand is elided when the
-    // counts differ.
-    let specs: Vec<Option<u8>> = form.ops.iter().map(|o| o.reuse).collect();
-    if specs.len() == i.operands.len() {
-        return specs;
-    }
-    let visible: Vec<Option<u8>> = form
-        .ops
+    // counts differ (and no slots when neither count fits). Nothing is collected: two vectors
+    // per instruction were 1% of the pass.
+    let all = form.ops.len() == i.operands.len();
+    let visible = !all && form.ops.iter().filter(|o| o.elide.is_none()).count() == i.operands.len();
+    form.ops
         .iter()
-        .filter(|o| o.elide.is_none())
-        .map(|o| o.reuse)
-        .collect();
-    if visible.len() == i.operands.len() {
-        return visible;
+        .filter(move |o| all || o.elide.is_none())
+        .map(move |o| if all || visible { o.reuse } else { None })
+}
+
+/// Names compared by address first: the same `&'static str` (a table's, an instruction
+/// selection literal) is equal without comparing its bytes.
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+fn same_names(a: &[&str], b: &[&str]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_name(x, y))
+}
+
+/// [`latency::Model::class_of`] remembered for the few distinct opcodes of a function: the
+/// model's lookup tries several keys of the mnemonic and modifiers for each instruction (3.9M
+/// of the 311M instructions of compiling the straight-line 16k kernel), and a function repeats a
+/// handful of them. Only rows of `opcodes.csv` are remembered (the default for an opcode the
+/// table does not name comes from the instruction's form).
+#[derive(Default)]
+struct ClassCache<'a> {
+    seen: Vec<(&'static str, &'a [&'static str], OpClass)>,
+}
+
+impl<'a> ClassCache<'a> {
+    /// The most classes remembered (searched in order: a function that uses more of them looks
+    /// the others up each time).
+    const MAX: usize = 32;
+
+    fn class_of(&mut self, m: &latency::Model, i: &'a Instr) -> OpClass {
+        if let Some((_, _, c)) = self
+            .seen
+            .iter()
+            .find(|(mn, mods, _)| same_name(mn, i.mnemonic) && same_names(mods, &i.mods))
+        {
+            return *c;
+        }
+        match m.lookup(i.mnemonic, &i.mods) {
+            Some(c) => {
+                if self.seen.len() < Self::MAX {
+                    self.seen.push((i.mnemonic, &i.mods, *c));
+                }
+                *c
+            }
+            None => m.class_of(i),
+        }
     }
-    vec![None; i.operands.len()]
 }
 
 /// Basic blocks: `(start, end)` index ranges, and the successors of each block.
@@ -547,6 +611,7 @@ impl UnitSet {
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    #[inline]
     pub fn is_subset(&self, other: &UnitSet) -> bool {
         // A register whose signature bit `other` lacks is certainly not in `other`.
         self.1 & !other.1 == 0 && self.0.iter().all(|u| other.contains(u))
@@ -796,6 +861,12 @@ struct Info {
     own_read: Option<UnitSet>,
     /// Its read event retires the older ones of its read queue that it covers.
     retires: bool,
+    /// A rule lets it need an event without sharing a register with it: `dealloc`, `exit`,
+    /// `awaits_completions` ([`Events::hits`]).
+    needs_by_rule: bool,
+    /// A rule lets its events be needed without a shared register: `next_waits`,
+    /// `completion`, `dealloc`, `releases_always`.
+    needed_by_rule: bool,
 }
 
 /// Bits of [`Events::flags`], one byte per pending event during a step.
@@ -835,12 +906,16 @@ impl<'a> Events<'a> {
             .map(|(k, node)| {
                 let (w, r) = own_events(k, node);
                 let late_uniform = reads_uniform_late(node);
-                let regs: UnitSet = node
-                    .reads
-                    .iter()
-                    .copied()
-                    .filter(|u| u.0 == RegFile::Gpr || (late_uniform && u.0 == RegFile::Ugpr))
-                    .collect();
+                // Only for an instruction that starts a read event (most start none).
+                let regs: UnitSet = if r {
+                    node.reads
+                        .iter()
+                        .copied()
+                        .filter(|u| u.0 == RegFile::Gpr || (late_uniform && u.0 == RegFile::Ugpr))
+                        .collect()
+                } else {
+                    UnitSet::default()
+                };
                 let (own_read, retires) = if !r {
                     (None, false)
                 } else if node.next_waits == Some(true)
@@ -854,12 +929,18 @@ impl<'a> Events<'a> {
                 };
                 let read_queue = id(node.class.read_queue);
                 let w_sig = signature(&node.writes);
+                let (dealloc, exit) = (dealloc(node), node.class.class == "EXIT");
                 Info {
+                    needs_by_rule: dealloc || exit || node.awaits_completions,
+                    needed_by_rule: node.next_waits.is_some()
+                        || node.completion
+                        || dealloc
+                        || releases_always(node),
                     w_sig,
                     rw_sig: w_sig | signature(&node.reads),
                     waits_all: waits_all(node),
-                    dealloc: dealloc(node),
-                    exit: node.class.class == "EXIT",
+                    dealloc,
+                    exit,
                     awaits_completions: node.awaits_completions,
                     next_waits: node.next_waits.is_some(),
                     completion: node.completion,
@@ -888,7 +969,22 @@ impl<'a> Events<'a> {
     }
 
     /// Whether instruction `k` needs the pending event `e` that still covers `regs`.
+    ///
+    /// Most pending events share no register with most instructions: when no rule applies to
+    /// either side, the signatures alone say no, without the call of [`Events::hits_by_rules`]
+    /// (the dataflow asks this 22 times an instruction on the straight-line kernels).
+    #[inline]
     fn hits(&self, k: usize, e: Ev, regs: &UnitSet) -> bool {
+        let (me, of) = (&self.info[k], &self.info[ev_instr(e)]);
+        if !me.needs_by_rule && !of.needed_by_rule && !regs.meets(me.rw_sig) {
+            return false;
+        }
+        self.hits_by_rules(k, e, regs)
+    }
+
+    /// [`Events::hits`], every rule spelled out.
+    #[inline(never)]
+    fn hits_by_rules(&self, k: usize, e: Ev, regs: &UnitSet) -> bool {
         let node = &self.nodes[k];
         let me = &self.info[k];
         let of = &self.info[ev_instr(e)];
@@ -1201,7 +1297,7 @@ fn solve(
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Why {
     /// What set the stall count.
-    pub stall: String,
+    pub stall: StallWhy,
     /// For each waited scoreboard: the instructions (indices) whose events it waits for, with
     /// `r` for a read event.
     pub waits: Vec<(u8, Vec<(usize, bool)>)>,
@@ -1216,6 +1312,26 @@ pub struct Why {
     pub nops: u32,
     /// The wait is for a tensor-core result: the NOPs are `@!UPT UIADD3 URZ, URZ, URZ, URZ`.
     pub tensor_nops: bool,
+}
+
+/// What set an instruction's stall count ([`Why::stall`]): the reason, spelled out only when
+/// printed (`--explain-ctrl`, `ptxc asm`). Formatting the text for every instruction cost 3.9M
+/// of the 311M instructions of compiling the straight-line 16k kernel to a cubin, which never
+/// shows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StallWhy(Reason);
+
+impl StallWhy {
+    /// Whether there is nothing to say (the text is empty).
+    pub fn is_empty(&self) -> bool {
+        self.0 == Reason::None
+    }
+}
+
+impl std::fmt::Display for StallWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.text())
+    }
 }
 
 /// The result of the pass for one function.
@@ -1626,7 +1742,7 @@ fn assign_serial(code: &[Instr], nodes: &[Node]) -> Assigned {
     let why = nodes
         .iter()
         .map(|_| Why {
-            stall: "serial (debug) scheme".into(),
+            stall: StallWhy(Reason::Text("serial (debug) scheme")),
             ..Why::default()
         })
         .collect();
@@ -1640,7 +1756,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     }
     let n = nodes.len();
     let m = latency::model();
-    let mut why = vec![Why::default(); n];
+    let mut why: Vec<Why> = std::iter::repeat_with(Why::default).take(n).collect();
     let mut ctrl = vec![
         Ctrl {
             stall: 1,
@@ -1857,20 +1973,22 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         if nodes[k].class.class == "ERRBAR" && k + 1 < n && nodes[k + 1].class.class == "CGAERRBAR"
         {
             ctrl[k].stall = 0;
-            why[k].stall = "issues together with the CGAERRBAR after it".into();
+            why[k].stall = StallWhy(Reason::Text("issues together with the CGAERRBAR after it"));
         }
         if dealloc(&nodes[k]) && k + 1 < n && ctrl[k + 1].wait >> ctrl[k].wbar & 1 == 1 {
             ctrl[k].stall = 0;
-            why[k].stall = "the next instruction waits for the registers to be given back".into();
+            why[k].stall = StallWhy(Reason::Text(
+                "the next instruction waits for the registers to be given back",
+            ));
         }
-        why[k].stall = reason[k].text();
+        why[k].stall = StallWhy(reason[k]);
     }
 
     // Padding: BRA self and NOPs with stall 0.
     for (k, node) in nodes.iter().enumerate() {
         if node.padding {
             ctrl[k] = PADDING;
-            why[k].stall = "padding".into();
+            why[k].stall = StallWhy(Reason::Text("padding"));
         }
     }
 
@@ -1947,10 +2065,13 @@ fn is_wait_nop(i: &Instr) -> bool {
     i.mnemonic == "UIADD3" && i.guard.neg && i.guard.pred == crate::target::sm90a::UPT
 }
 
-/// What set an instruction's stall ([`Why::stall`]), spelled out only once the timing is done.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What set an instruction's stall ([`Why::stall`]), spelled out only when printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Reason {
+    #[default]
     None,
+    /// A fixed text (the padding, the serial scheme, a rule of its own).
+    Text(&'static str),
     Next,
     Overwrites(usize),
     IssueDistance(usize),
@@ -1967,6 +2088,7 @@ impl Reason {
     fn text(self) -> String {
         match self {
             Reason::None => String::new(),
+            Reason::Text(t) => t.into(),
             Reason::Next => "the next instruction may issue 1 cycle later".into(),
             Reason::Overwrites(x) => format!("the next instruction overwrites a source of #{x}"),
             Reason::IssueDistance(x) => {
@@ -2010,13 +2132,19 @@ struct Memo<'m> {
 
 impl<'m> Memo<'m> {
     fn new(m: &'m latency::Model, nodes: &'m [Node]) -> Memo<'m> {
-        let mut seen: HashMap<(&str, &str, Kind), usize> = HashMap::default();
+        // Classes are told apart by the addresses of their names, not by hashing the text
+        // (1M of the 311M instructions of compiling the straight-line 16k kernel): the same
+        // `opcodes.csv` row always gives the same addresses, and two numbers for one name
+        // only cost a second, equal, table entry.
+        type Name = (usize, usize);
+        let name = |s: &str| -> Name { (s.as_ptr() as usize, s.len()) };
+        let mut seen: HashMap<(Name, Name, Kind), usize> = HashMap::default();
         let class: Vec<usize> = nodes
             .iter()
             .map(|n| {
                 let next = seen.len();
                 *seen
-                    .entry((n.class.class, n.class.pipe, n.class.kind))
+                    .entry((name(n.class.class), name(n.class.pipe), n.class.kind))
                     .or_insert(next)
             })
             .collect();

@@ -55,6 +55,7 @@ impl Field {
     }
 
     /// Reads the field.
+    #[inline]
     pub fn get(&self, w: &[u64; 2]) -> u64 {
         let lo = get_bits(w, self.lo.0, self.lo.1);
         if self.hi.1 == 0 {
@@ -65,6 +66,7 @@ impl Field {
     }
 
     /// Writes the field (the value is truncated to the field's width).
+    #[inline]
     pub fn set(&self, w: &mut [u64; 2], v: u64) {
         set_bits(w, self.lo.0, self.lo.1, v);
         if self.hi.1 != 0 {
@@ -87,40 +89,43 @@ pub fn sign_extend(v: u64, width: u32) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// The parts of bits `[pos, pos + width)` (cut at bit 128) in each 64-bit word: `(word, first
-/// bit in the word, bit count, first bit in the value)`.
-fn word_parts(pos: u8, width: u8) -> impl Iterator<Item = (usize, u32, u32, u32)> {
-    let (pos, end) = (u32::from(pos), (u32::from(pos) + u32::from(width)).min(128));
-    (0..2u32).filter_map(move |word| {
-        let (lo, hi) = (pos.max(64 * word), end.min(64 * word + 64));
-        (lo < hi).then(|| (word as usize, lo - 64 * word, hi - lo, lo - pos))
-    })
-}
-
 /// `n` low bits set (`n` ≤ 64).
 fn low_mask(n: u32) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
+/// The two words as one 128-bit number (instruction bit `i` is its bit `i`).
+fn joined(w: &[u64; 2]) -> u128 {
+    u128::from(w[0]) | u128::from(w[1]) << 64
+}
+
 /// Reads `width` bits (at most 64) starting at instruction bit `pos`.
+///
+/// One shift of the 128-bit instruction: a loop over the parts of the range in each word was
+/// 85 instructions a field, and fields are read and written for every operand the encoder,
+/// the decoder and the scoreboard pass look at.
+#[inline]
 pub fn get_bits(w: &[u64; 2], pos: u8, width: u8) -> u64 {
-    let mut v = 0u64;
-    for (word, shift, n, at) in word_parts(pos, width) {
-        if at < 64 {
-            v |= ((w[word] >> shift) & low_mask(n)) << at;
-        }
+    let pos = u32::from(pos);
+    if pos >= 128 {
+        return 0;
     }
-    v
+    let n = u32::from(width).min(128 - pos).min(64);
+    ((joined(w) >> pos) as u64) & low_mask(n)
 }
 
 /// Writes `width` bits starting at instruction bit `pos` (bits of the field above the value's
-/// 64 are cleared).
+/// 64 are cleared; bits past 128 do not exist).
+#[inline]
 pub fn set_bits(w: &mut [u64; 2], pos: u8, width: u8, v: u64) {
-    for (word, shift, n, at) in word_parts(pos, width) {
-        let part = if at < 64 { v >> at } else { 0 };
-        let mask = low_mask(n) << shift;
-        w[word] = (w[word] & !mask) | ((part << shift) & mask);
+    let pos = u32::from(pos);
+    if pos >= 128 || width == 0 {
+        return;
     }
+    let n = (u32::from(width)).min(128 - pos);
+    let mask = if n >= 128 { !0u128 } else { (1u128 << n) - 1 } << pos;
+    let all = (joined(w) & !mask) | ((u128::from(v) << pos) & mask);
+    *w = [all as u64, (all >> 64) as u64];
 }
 
 /// The instruction bits that differ between `a` and `b`, as inclusive ranges `[hi:lo]`.

@@ -231,15 +231,18 @@ fn bind_fields(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<([u64; 2]
         ));
     };
     let mut maxpos = 0usize;
-    if !match_mods(
-        &f.mods,
-        0,
-        &instr.mods,
-        0,
-        modvals,
-        alias_given,
-        &mut maxpos,
-    ) {
+    let recalled = bound_mods_recalled(f, &instr.mods, modvals, alias_given);
+    if !recalled
+        && !match_mods(
+            &f.mods,
+            0,
+            &instr.mods,
+            0,
+            modvals,
+            alias_given,
+            &mut maxpos,
+        )
+    {
         let modifier = instr.mods.get(maxpos).map(|s| s.to_string());
         return Err((
             maxpos,
@@ -248,6 +251,9 @@ fn bind_fields(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<([u64; 2]
                 modifier: modifier.unwrap_or_default(),
             },
         ));
+    }
+    if !recalled {
+        remember_bound_mods(f, &instr.mods, modvals, alias_given);
     }
     for (m, v) in f.mods.iter().zip(modvals.iter()) {
         if let ModSpec::Field { f: fld, .. } = m {
@@ -363,6 +369,73 @@ pub(crate) fn vals_of(f: &Form, w: &[u64; 2], modvals: &[u64]) -> Vals {
             .collect(),
         mods: modvals.to_vec(),
     }
+}
+
+/// Modifiers that bound to a form's modifier specs: the value each spec took and which alias
+/// modifiers were given. What [`match_mods`] finds depends on the form and the modifiers alone,
+/// and a function repeats a few (opcode, modifiers) pairs thousands of times: matching them
+/// again was 6.1M of the 311M instructions of compiling the straight-line 16k kernel (750 an
+/// instruction), recalling them costs a search of a few entries.
+struct BoundMods {
+    form: usize,
+    mods: Vec<&'static str>,
+    vals: Vec<u64>,
+    /// Bit `i`: alias spec `i` was given (`MAX_MODS` specs at most).
+    alias: u32,
+}
+
+/// The most bindings remembered per thread (searched in order; the first ones stay).
+const BOUND_MODS_MAX: usize = 64;
+
+thread_local! {
+    static BOUND_MODS: std::cell::RefCell<Vec<BoundMods>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Modifier lists compared token by token, a shared `&'static str` by address first.
+fn same_mods(a: &[&'static str], b: &[&'static str]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| std::ptr::eq(*x, *y) || x == y)
+}
+
+/// Fills `vals` and `alias` from a remembered binding of `mods` to `f`: whether there was one.
+fn bound_mods_recalled(
+    f: &Form,
+    mods: &[&'static str],
+    vals: &mut [u64],
+    alias: &mut [bool],
+) -> bool {
+    BOUND_MODS.with(|memo| {
+        let memo = memo.borrow();
+        let Some(b) = memo
+            .iter()
+            .find(|b| b.form == f.id && same_mods(&b.mods, mods))
+        else {
+            return false;
+        };
+        vals.copy_from_slice(&b.vals);
+        for (i, a) in alias.iter_mut().enumerate() {
+            *a = b.alias >> i & 1 == 1;
+        }
+        true
+    })
+}
+
+/// Remembers the binding [`match_mods`] found for `mods` and `f`, while there is room.
+fn remember_bound_mods(f: &Form, mods: &[&'static str], vals: &[u64], alias: &[bool]) {
+    BOUND_MODS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if memo.len() >= BOUND_MODS_MAX {
+            return;
+        }
+        memo.push(BoundMods {
+            form: f.id,
+            mods: mods.to_vec(),
+            vals: vals.to_vec(),
+            alias: alias
+                .iter()
+                .enumerate()
+                .fold(0, |m, (i, &a)| m | u32::from(a) << i),
+        });
+    })
 }
 
 /// How many dot-separated tokens `name` has (the empty name has none).

@@ -72,7 +72,8 @@ fn push(out: &mut Vec<Access>, reg: Reg, count: u8, role: Role) {
 /// The register accesses of an encoded instruction of form `f` (reads first, in operand order,
 /// then the guard). Zero registers and PT are left out.
 pub fn accesses_of(f: &Form, w: &[u64; 2]) -> Vec<Access> {
-    let mut out = Vec::new();
+    // Room for a use and a def of every operand and the guard: one allocation.
+    let mut out = Vec::with_capacity(2 * f.ops.len() + 1);
     for o in &f.ops {
         let n = regs_of(f, o.regs, w);
         match &o.spec {
