@@ -622,7 +622,10 @@ impl PlanView<'_> {
     pub fn reg(&self, mut s: usize, name: &str) -> Option<(Var, Ty)> {
         loop {
             let scope = &self.scopes[s];
-            if let Some(r) = scope.regs.get(name) {
+            // Most kernels declare families only: no hash of the name then.
+            if !scope.regs.is_empty()
+                && let Some(r) = scope.regs.get(name)
+            {
                 return Some(*r);
             }
             // `%r12`: the family `%r`, member 12. Bytes, not chars: every operand of every
@@ -634,8 +637,9 @@ impl PlanView<'_> {
                     n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
                 });
                 if let Some(n) = n {
+                    // A byte loop: prefixes are a few bytes, shorter than a `memcmp` call.
                     for (p, first, count, ty) in &scope.families {
-                        if p == prefix && n < *count {
+                        if p.len() == prefix.len() && p.bytes().eq(prefix.bytes()) && n < *count {
                             return Some((Var(first + n), *ty));
                         }
                     }

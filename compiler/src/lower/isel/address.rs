@@ -209,7 +209,7 @@ impl Cx<'_> {
             &[],
             vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
         );
-        self.def_of.insert(v, inst.clone());
+        self.def_of.set(v, &inst);
         self.f.blocks[0].insts.insert(at, inst);
         self.entry_consts += 1;
         r
@@ -435,7 +435,7 @@ impl Cx<'_> {
     }
 
     /// The error for a symbol a memory instruction cannot reach yet.
-    pub(super) fn sym_unsupported(&mut self, a: &Addr, what: &str) {
+    pub(super) fn sym_unsupported(&mut self, a: &Addr, what: &dyn std::fmt::Display) {
         let name = match &a.base {
             Base::Sym(_, n) => n.clone(),
             _ => "this address".into(),

@@ -81,6 +81,14 @@ pub(super) fn df(r: Reg) -> Operand {
     Operand::def(r)
 }
 
+/// `first` then `rest`, in one allocation (`vec![first]` and `extend` would grow it).
+pub(super) fn with_first(first: Operand, rest: Vec<Operand>) -> Vec<Operand> {
+    let mut ops = Vec::with_capacity(1 + rest.len());
+    ops.push(first);
+    ops.extend(rest);
+    ops
+}
+
 pub(super) fn im(v: i64) -> Operand {
     Operand::imm(v)
 }
@@ -172,9 +180,7 @@ impl Cx<'_> {
         srcs: Vec<Operand>,
     ) -> Reg {
         let t = self.a_tmp();
-        let mut ops = vec![df(t)];
-        ops.extend(srcs);
-        self.a_put(mn, mods, ops);
+        self.a_put(mn, mods, with_first(df(t), srcs));
         t
     }
 
@@ -192,9 +198,7 @@ impl Cx<'_> {
         srcs: Vec<Operand>,
     ) -> Reg {
         let t = self.a_tmp64();
-        let mut ops = vec![df(t)];
-        ops.extend(srcs);
-        self.a_put(mn, mods, ops);
+        self.a_put(mn, mods, with_first(df(t), srcs));
         t
     }
 

@@ -1075,7 +1075,7 @@ impl Cx<'_> {
         let Reg::Virt { vreg, .. } = r else {
             return false;
         };
-        let Some(def) = self.def_of.get(&vreg) else {
+        let Some(def) = self.def_of.inst(vreg) else {
             return false;
         };
         if def.guard.is_some() || !matches!(def.mnemonic, "LD" | "LDG" | "LDS") {

@@ -1514,7 +1514,7 @@ impl Cx<'_> {
                 first: 0,
                 count: 1,
             }) if self.f.vreg(vreg).words == 1 => {
-                let def = self.def_of.get(&vreg)?;
+                let def = self.def_of.inst(vreg)?;
                 match (def.mnemonic, &def.ops[..]) {
                     ("MOV", [_, k]) if def.guard.is_none() => match k.kind {
                         OpKind::Int(k) => Some(k),

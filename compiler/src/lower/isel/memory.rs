@@ -178,6 +178,16 @@ pub(super) fn extract_sel(bits: u32, pos: u32, signed: bool) -> i64 {
     }
 }
 
+/// An opcode in backquotes for a diagnostic (`` `ld` ``), formatted only when one is made:
+/// every load and store names itself to [`Cx::locate`].
+struct Quoted<'a>(&'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`", self.0)
+    }
+}
+
 impl Cx<'_> {
     /// The memory family: moves, loads and stores in every state space, address conversion,
     /// atomics and reductions, and the warp-level data exchange (shfl, vote, match, redux).
@@ -811,7 +821,12 @@ impl Cx<'_> {
     }
 
     /// Where an access of `space` at `a` goes; reports an error when ptxc cannot reach it.
-    pub(super) fn locate(&mut self, space: Space, a: &Addr, what: &str) -> Option<Loc> {
+    pub(super) fn locate(
+        &mut self,
+        space: Space,
+        a: &Addr,
+        what: &dyn std::fmt::Display,
+    ) -> Option<Loc> {
         let off = a.off;
         let loc = match (space, &a.base) {
             (Space::Param, Base::Sym(Sym::Param { cbank_offset, .. }, _)) => Loc::CBank {
@@ -1196,7 +1211,7 @@ impl Cx<'_> {
         let Some(addr) = self.addr(a) else {
             return true;
         };
-        let what = format!("`{}`", op.ins.opcode.text);
+        let what = Quoted(&op.ins.opcode.text);
         let Some(loc) = self.locate(space, &addr, &what) else {
             return true;
         };
@@ -1327,7 +1342,7 @@ impl Cx<'_> {
             if !self.is_whole(r) || r.count() != 1 {
                 return None;
             }
-            let def = self.def_of.get(&vreg)?;
+            let def = self.def_of.inst(vreg)?;
             if !matches!(def.mnemonic, "MOV" | "COPY") || def.guard.is_some() || def.ops.len() != 2
             {
                 return None;
@@ -1417,7 +1432,7 @@ impl Cx<'_> {
             );
             return true;
         }
-        let what = format!("`{}`", op.ins.opcode.text);
+        let what = Quoted(&op.ins.opcode.text);
         let Some(loc) = self.locate(space, &addr, &what) else {
             return true;
         };

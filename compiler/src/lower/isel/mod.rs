@@ -147,7 +147,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         desc: None,
         planned: BlockId(0),
         extra_blocks: Vec::new(),
-        def_of: rustc_hash::FxHashMap::default(),
+        def_of: uniform::FirstDefs::default(),
         word_def: rustc_hash::FxHashMap::default(),
         assumed_phis: Vec::new(),
         assume_loop_phis: false,
@@ -163,6 +163,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         sub_results: std::mem::take(&mut plan.sub_results),
         blocks: &blocks,
         name_uses: None,
+        reg_cache: Default::default(),
     };
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
@@ -187,6 +188,12 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         {
             cx.ssa.seal(cx.f, id);
         }
+        // About one machine instruction per PTX instruction, and a few more (the 16k
+        // straight-line kernel: 16 105 PTX, 16 109 SASS): allocated once with an eighth to
+        // spare, not grown by doubling (a doubling copies every instruction, 1.5 MB there, and
+        // leaves the block up to twice the size it needs).
+        let ptx = block.instrs.len();
+        cx.f.block_mut(id).insts.reserve(ptx + ptx / 8 + 16);
         for (ins, scope) in &block.instrs {
             cx.scope = *scope;
             let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
@@ -322,7 +329,7 @@ pub struct Cx<'p> {
     extra_blocks: Vec<(BlockId, BlockId)>,
     /// The instruction that defines each virtual register (first definition), so that a value
     /// can be recomputed in the uniform datapath (`uniform.rs`).
-    pub(super) def_of: rustc_hash::FxHashMap<VReg, Inst>,
+    def_of: uniform::FirstDefs,
     /// The last instruction that wrote each word of a multi-word virtual register (`None` when
     /// it was guarded), so that one word of a value built piecewise (a generic address:
     /// `{lo, SR_SWINHI}`) can be recomputed in the uniform datapath.
@@ -361,6 +368,26 @@ pub struct Cx<'p> {
     /// ([`Cx::name_uses`]): most functions have no atomic that asks, and counting is a walk
     /// over every operand.
     name_uses: Option<rustc_hash::FxHashMap<&'p str, u32>>,
+    /// Register names already resolved, by scope and [`packed_name`]: every operand of every
+    /// instruction is resolved, most name one of a few registers, and a hit costs a hash of
+    /// two integers where the scope walk hashes and compares strings.
+    reg_cache: std::cell::RefCell<RegCache>,
+}
+
+/// [`Cx::reg_cache`]: `(scope, packed name)` → the register, or `None` (not a register).
+type RegCache = rustc_hash::FxHashMap<(usize, u128), Option<(Var, Ty)>>;
+
+/// A name of up to 15 bytes packed into one integer, its bytes and then its length in the top
+/// byte (`None` when longer): a key that hashes and compares without touching the string.
+fn packed_name(name: &str) -> Option<u128> {
+    let b = name.as_bytes();
+    if b.len() > 15 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    bytes[..b.len()].copy_from_slice(b);
+    bytes[15] = b.len() as u8;
+    Some(u128::from_le_bytes(bytes))
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
@@ -465,7 +492,7 @@ impl Cx<'_> {
         });
         for d in defs {
             if let Some(v) = d.vreg() {
-                self.def_of.entry(v).or_insert_with(|| inst.clone());
+                self.def_of.note(v, &inst);
             }
             self.note_word_def(d, &inst);
         }
@@ -573,7 +600,7 @@ impl Cx<'_> {
     pub(super) fn entry_value(&mut self, inst: Inst) {
         for d in inst.defs() {
             if let Some(v) = d.vreg() {
-                self.def_of.entry(v).or_insert_with(|| inst.clone());
+                self.def_of.note(v, &inst);
             }
             self.note_word_def(d, &inst);
         }
@@ -622,7 +649,14 @@ impl Cx<'_> {
         let plan_like = PlanView {
             scopes: self.scopes,
         };
-        plan_like.reg(self.scope, name)
+        let Some(key) = packed_name(name) else {
+            return plan_like.reg(self.scope, name);
+        };
+        *self
+            .reg_cache
+            .borrow_mut()
+            .entry((self.scope, key))
+            .or_insert_with(|| plan_like.reg(self.scope, name))
     }
 
     pub(super) fn sym(&self, name: &str) -> Option<Sym> {

@@ -278,7 +278,7 @@ impl Cx<'_> {
         let Reg::Virt { vreg, first, .. } = r else {
             return None;
         };
-        let def = self.def_of.get(&vreg)?;
+        let def = self.def_of.inst(vreg)?;
         if def.mnemonic != "LDC" {
             return None;
         }

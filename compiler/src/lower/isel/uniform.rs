@@ -42,6 +42,85 @@ fn uniform_mnemonic(m: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether selection keeps a copy of an instruction of this mnemonic as a value's first
+/// definition ([`FirstDefs`]): the questions asked of a definition look only at these — the
+/// uniform twins above ([`Cx::uniform_of`], [`Cx::is_uniform`]), `MOV` (`const_of`), `LDC`
+/// (`cbank_word`), `PLOP3` (`const_pred`), `MOV`/`COPY` (`split_tuple`), `LD`/`LDG`/`LDS`
+/// (`uniform_load_here`), `PHI` (`is_uniform_every_def`) — and each answers "no" for any
+/// other mnemonic. A question about another mnemonic must be added here.
+fn kept_def(m: &str) -> bool {
+    uniform_mnemonic(m).is_some() || matches!(m, "COPY" | "LD" | "LDG" | "LDS" | "PHI")
+}
+
+/// The first instruction that defines each virtual register, so that a value can be recomputed
+/// in the uniform datapath or recognised (a constant, a parameter word).
+///
+/// Dense by vreg number, and a copy is kept only of the instructions a question looks at
+/// ([`kept_def`]): on a straight-line kernel most values are floating-point arithmetic, and a
+/// copy of every defining instruction in a hash map was a fifth of selection's time.
+#[derive(Default)]
+pub(super) struct FirstDefs {
+    /// By vreg number: [`FirstDefs::UNSEEN`], [`FirstDefs::OTHER`] or an index into `kept`.
+    slot: Vec<u32>,
+    kept: Vec<Inst>,
+}
+
+/// What [`FirstDefs`] knows of a value's first definition.
+pub(super) enum FirstDef<'a> {
+    /// None recorded (a PHI, an `UNDEF`, a value made by SSA construction).
+    Unseen,
+    /// An instruction whose mnemonic no question looks at ([`kept_def`]).
+    Other,
+    Inst(&'a Inst),
+}
+
+impl FirstDefs {
+    const UNSEEN: u32 = u32::MAX;
+    const OTHER: u32 = u32::MAX - 1;
+
+    pub(super) fn get(&self, v: VReg) -> FirstDef<'_> {
+        match self.slot.get(v.0 as usize).copied() {
+            None | Some(Self::UNSEEN) => FirstDef::Unseen,
+            Some(Self::OTHER) => FirstDef::Other,
+            Some(i) => FirstDef::Inst(&self.kept[i as usize]),
+        }
+    }
+
+    /// The first definition of `v` when it is one of the kept mnemonics.
+    pub(super) fn inst(&self, v: VReg) -> Option<&Inst> {
+        match self.get(v) {
+            FirstDef::Inst(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Whether a definition of `v` was recorded.
+    pub(super) fn contains(&self, v: VReg) -> bool {
+        !matches!(self.get(v), FirstDef::Unseen)
+    }
+
+    /// Records `inst` as `v`'s definition unless one was recorded before.
+    pub(super) fn note(&mut self, v: VReg, inst: &Inst) {
+        if !self.contains(v) {
+            self.set(v, inst);
+        }
+    }
+
+    /// Records `inst` as `v`'s definition.
+    pub(super) fn set(&mut self, v: VReg, inst: &Inst) {
+        let i = v.0 as usize;
+        if self.slot.len() <= i {
+            self.slot.resize(i + 1, Self::UNSEEN);
+        }
+        self.slot[i] = if kept_def(inst.mnemonic) {
+            self.kept.push(inst.clone());
+            self.kept.len() as u32 - 1
+        } else {
+            Self::OTHER
+        };
+    }
+}
+
 impl Cx<'_> {
     /// A uniform register holding the same value as `r`, computed at the current point, or
     /// `None` when the value is not provably warp-uniform.
@@ -210,8 +289,10 @@ impl Cx<'_> {
         if self.f.vreg(vreg).words < 2 {
             return;
         }
+        // Only what `uniform_word` can use: a copy, or an instruction with a uniform twin.
+        let usable = inst.mnemonic == "COPY" || uniform_mnemonic(inst.mnemonic).is_some();
         for w in first..first + count {
-            let def = (inst.guard.is_none() && count == 1).then(|| inst.clone());
+            let def = (inst.guard.is_none() && count == 1 && usable).then(|| inst.clone());
             self.word_def.insert((vreg, w), def);
         }
     }
@@ -265,16 +346,21 @@ impl Cx<'_> {
         if let Some(u) = self.uniform_cache.get(&v) {
             return Some(*u);
         }
-        let Some(def) = self.def_of.get(&v).cloned() else {
-            if let Some(u) = self.uniform_loop_phi(v, depth) {
+        let def = match self.def_of.get(v) {
+            FirstDef::Inst(def) => def.clone(),
+            // No uniform twin (`kept_def`).
+            FirstDef::Other => return None,
+            FirstDef::Unseen => {
+                if let Some(u) = self.uniform_loop_phi(v, depth) {
+                    return Some(u);
+                }
+                // A PHI whose arguments are all one value (placed while blocks were unsealed and
+                // not yet removed) stands for that value.
+                let same = self.ssa.trivial_phi_value(self.f, v)?;
+                let u = self.uniform_vreg(same, depth + 1)?;
+                self.uniform_cache.insert(v, u);
                 return Some(u);
             }
-            // A PHI whose arguments are all one value (placed while blocks were unsealed and
-            // not yet removed) stands for that value.
-            let same = self.ssa.trivial_phi_value(self.f, v)?;
-            let u = self.uniform_vreg(same, depth + 1)?;
-            self.uniform_cache.insert(v, u);
-            return Some(u);
         };
         if def.guard.is_some() || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
             return None;
@@ -351,10 +437,15 @@ impl Cx<'_> {
                     if matches!(cx.f.vreg(vreg).class, RegClass::Ugpr | RegClass::UPred) {
                         return true;
                     }
-                    let Some(def) = cx.def_of.get(&vreg) else {
-                        return cx.ssa.trivial_phi_value(cx.f, vreg).is_some_and(|v| {
-                            walk(cx, Reg::whole(v, cx.f.vreg(v).words), depth + 1)
-                        });
+                    let def = match cx.def_of.get(vreg) {
+                        FirstDef::Inst(def) => def,
+                        // No uniform twin (`kept_def`).
+                        FirstDef::Other => return false,
+                        FirstDef::Unseen => {
+                            return cx.ssa.trivial_phi_value(cx.f, vreg).is_some_and(|v| {
+                                walk(cx, Reg::whole(v, cx.f.vreg(v).words), depth + 1)
+                            });
+                        }
                     };
                     if depth > 16 || def.guard.is_some() || uniform_mnemonic(def.mnemonic).is_none()
                     {
@@ -412,10 +503,13 @@ impl Cx<'_> {
                     .filter(|i| i.defs().any(|d| d.vreg() == Some(vreg)))
                     .collect();
             // Values placed at the entry (parameters, the descriptor) are not in a block yet.
-            if defs.is_empty()
-                && let Some(d) = cx.def_of.get(&vreg)
-            {
-                defs.push(d);
+            if defs.is_empty() {
+                match cx.def_of.get(vreg) {
+                    FirstDef::Inst(d) => defs.push(d),
+                    // No uniform twin (`kept_def`), and not a PHI.
+                    FirstDef::Other => return false,
+                    FirstDef::Unseen => {}
+                }
             }
             // A PHI (placed while reading a variable across blocks) is uniform when it is
             // trivial and its one value is.

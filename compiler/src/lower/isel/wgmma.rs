@@ -176,11 +176,12 @@ impl Cx<'_> {
         let v = p.vreg()?;
         // Through a PHI whose arguments are all one value (a loop header's, placed while the
         // loop was being lowered: pyptx `fa_ws_pingpong`'s scale-d `%p5`, set before the loop).
-        let v = match self.def_of.get(&v) {
-            Some(_) => v,
-            None => self.ssa.trivial_phi_value(self.f, v)?,
+        let v = if self.def_of.contains(v) {
+            v
+        } else {
+            self.ssa.trivial_phi_value(self.f, v)?
         };
-        let def = self.def_of.get(&v)?;
+        let def = self.def_of.inst(v)?;
         if def.mnemonic != "PLOP3" || def.guard.is_some() {
             return None;
         }
