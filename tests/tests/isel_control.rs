@@ -567,9 +567,15 @@ fn external_calls_follow_ptxas_abi() {
     for r in ["R4", "R5", "R6", "R7"] {
         assert!(before.contains(&r.to_string()), "{r} not set: {lines:#?}");
     }
-    // The result is read from R4 after the call, and `%r1` (the thread index) from a register
-    // the callee keeps (R16 and up).
-    let after = &lines[call + 1];
+    // The output address is loaded again right after the call, as ptxas does (`LDC.64 R2,
+    // c[0x0][0x210]`; `passes/remat_calls.rs`), not kept across it. The result is read from
+    // R4, and `%r1` (the thread index) from a register the callee keeps (R16 and up).
+    assert!(
+        lines[call + 1].starts_with("LDC.64 R") && lines[call + 1].ends_with("c[0x0][0x210]"),
+        "{}",
+        lines[call + 1]
+    );
+    let after = &lines[call + 2];
     assert!(
         after.starts_with("IADD3 ") && after.contains("R4"),
         "{after}"

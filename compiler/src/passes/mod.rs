@@ -13,6 +13,7 @@ pub mod peel_wait;
 pub mod prologue;
 pub mod reconverge;
 pub mod regalloc;
+pub mod remat_calls;
 pub mod schedule;
 pub mod sink_sregs;
 
@@ -33,6 +34,7 @@ pub const PIPELINE: &[&dyn Pass] = &[
     &cleanup::RemoveUnreachable,
     &cleanup::DeadCode,
     &sink_sregs::SinkSregs,
+    &remat_calls::RematCalls,
     &coalesce_tuples::CoalesceTuples,
     &schedule::Schedule,
     &early_exit::EarlyExit,
@@ -46,15 +48,15 @@ pub const PIPELINE: &[&dyn Pass] = &[
 
 /// The pipeline `opts` asks for: [`PIPELINE`]; under `-g` without `early-exit` (`ptxas -g`
 /// keeps the branch to the kernel's one `EXIT`: `@P0 BRA` in `vector_add`) nor `peel-wait`
-/// (`ptxas -g` keeps a `try_wait` loop as written: 09_mbarrier/try_wait_loop), and with
-/// `exit-bookend`.
+/// (`ptxas -g` keeps a `try_wait` loop as written: 09_mbarrier/try_wait_loop) nor
+/// `remat-calls` (debug code keeps values where the PTX has them), and with `exit-bookend`.
 pub fn pipeline(opts: &Options) -> Vec<&'static dyn Pass> {
     let mut passes = PIPELINE.to_vec();
     if !opts.schedule || opts.device_debug {
         passes.retain(|p| p.name() != "schedule");
     }
     if opts.device_debug {
-        passes.retain(|p| !matches!(p.name(), "early-exit" | "peel-wait"));
+        passes.retain(|p| !matches!(p.name(), "early-exit" | "peel-wait" | "remat-calls"));
         passes.push(&exit_bookend::ExitBookend);
     }
     passes
