@@ -359,3 +359,70 @@ fn unsupported_forms_are_errors() {
     .replace("(.param .u64 p)\n", "(.param .u64 p)\n.maxnreg 32\n"));
     assert!(e.contains("32 accumulator registers do not fit"), "{e}");
 }
+
+/// A TMA copy under a guard that holds in at most one thread — an `elect.sync` predicate, or
+/// its `and` with others — is issued once, without the ELECT loop or a branch (probes of
+/// `docs/passes/examples/reconverge/tma_elect.ptx`, the matmul kernels' `@%p53
+/// cp.async.bulk.tensor`; ptxas 13.1): the elected predicate alone guards nothing
+/// (`elect_only`: `UTMALDG.2D` unguarded), an `and` with it is `VOTEU.ANY UPn, P` and `@UPn`
+/// on the copy (`elect_and`, `elect_and_store`), and a coordinate that differs between threads
+/// is the one thread's, `@P R2UR` (`elect_and_tid_coord`).
+#[test]
+fn tma_copy_under_an_elect_guard_is_issued_once() {
+    let path = workspace_root().join("docs/passes/examples/reconverge/tma_elect.ptx");
+    let text = std::fs::read_to_string(&path).expect("the probe exists");
+    let src = SourceFile::new("tma_elect.ptx".to_string(), text);
+    let (encoded, _, _) = ptxc_tests::compile_pipeline(&src)
+        .unwrap_or_else(|d| panic!("tma_elect.ptx: {}", src.render(&d[0])));
+    let mut seen = 0;
+    for f in &encoded {
+        let lines = ptxc_tests::listing_lines(f);
+        let has = |pat: &str| lines.iter().any(|l| l.contains(pat));
+        let copy = if f.name == "elect_and_store" {
+            "UTMASTG.2D"
+        } else {
+            "UTMALDG.2D"
+        };
+        let name = &f.name;
+        // No ELECT loop: the only ELECT is the PTX's, and no guarded branch at all.
+        assert!(!has("BRA.U.ANY"), "{name}: an ELECT loop\n{lines:#?}");
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.starts_with('@') && l.contains(" BRA")),
+            "{name}: a branch around the copy\n{lines:#?}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("ELECT")).count(),
+            1,
+            "{name}\n{lines:#?}"
+        );
+        let issue = lines
+            .iter()
+            .find(|l| l.contains(copy))
+            .unwrap_or_else(|| panic!("{name}: no {copy}\n{lines:#?}"));
+        if name == "elect_only" {
+            assert!(!issue.starts_with('@'), "{name}: {issue}");
+            assert!(!has("VOTEU"), "{name}\n{lines:#?}");
+        } else {
+            assert!(issue.starts_with("@UP"), "{name}: {issue}");
+            assert!(has("VOTEU.ANY UP"), "{name}\n{lines:#?}");
+        }
+        assert_eq!(
+            has("R2UR"),
+            name == "elect_and_tid_coord",
+            "{name}\n{lines:#?}"
+        );
+        if name == "elect_and_tid_coord" {
+            assert!(
+                lines
+                    .iter()
+                    .filter(|l| l.contains("R2UR"))
+                    .all(|l| l.starts_with("@P")),
+                "{name}: the one thread's coordinate\n{lines:#?}"
+            );
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}

@@ -1367,7 +1367,11 @@ impl Cx<'_> {
     ) {
         let resolved: Vec<Result<Reg, Reg>> = operands
             .into_iter()
-            .map(|r| self.uniform_of(r).ok_or(r))
+            .map(|r| {
+                // A 64-bit value built word by word (a tensor map's address, parameter plus
+                // offset: `IADD3`/`IADD3.X`) is rebuilt as a uniform pair when it can be.
+                self.uniform_pair(r).or_else(|| self.uniform_of(r)).ok_or(r)
+            })
             .collect();
         let pred_var = |cx: &mut Self, name: &str| {
             cx.ssa.new_var(crate::lower::ssa::VarInfo {
@@ -1472,6 +1476,137 @@ impl Cx<'_> {
         self.f.block_mut(last).fallthrough = Some(after);
         self.seal(head);
         self.switch_to(after, true);
+    }
+
+    /// Issues a TMA copy (`issue`, given its operands in uniform registers) once per active
+    /// thread that passes the PTX guard, with ptxas's recipes for a guard that holds in at most
+    /// one thread (probes of `docs/passes/examples/reconverge/tma_elect.ptx`, pyptx
+    /// `matmul_tma_v33`–`_v35`, `fa_ws_pingpong`):
+    ///
+    /// * `@p`, `p` the predicate of an `elect.sync` in the same block (exactly one thread): the
+    ///   copy once, unguarded (`elect_only`).
+    /// * `@p`, `p` the `and` of such a predicate with others (at most one thread): `VOTEU.ANY
+    ///   UPn, p` and `@UPn` on the copy, no loop, no branch (`elect_and`; the matmul kernels'
+    ///   `@%p53 cp.async.bulk.tensor`, `%p53 = tid < 32 && k > 63 && elected`).
+    /// * otherwise a branch around the `ELECT` loop of [`Cx::per_thread_uniform_loop`].
+    ///
+    /// In the first two, an operand ptxc does not prove warp-uniform is moved with `@p R2UR`
+    /// (the one thread's value, as one round of the loop moves the elected thread's; ptxas
+    /// proves the matmul loop's operands uniform and needs none, `elect_and_tid_coord` after
+    /// its early exit has a plain `R2UR`).
+    pub(super) fn issue_per_thread(
+        &mut self,
+        operands: Vec<Reg>,
+        issue: impl FnOnce(&mut Self, Vec<Reg>),
+    ) {
+        let elected = match self.guard {
+            Some((p, false)) => self.elected_pred(p),
+            _ => None,
+        };
+        if let (Some(exactly_one), Some((p, _))) = (elected, self.guard) {
+            let mut uniform = Vec::with_capacity(operands.len());
+            for r in operands {
+                let u = match self.uniform_pair(r).or_else(|| self.uniform_of(r)) {
+                    Some(u) => u,
+                    // The one thread's value (`@p R2UR`), as a round of the ELECT loop moves
+                    // the elected thread's.
+                    None => self.r2ur_if(r, p),
+                };
+                uniform.push(u);
+            }
+            let saved = self.guard;
+            self.guard = if exactly_one {
+                None
+            } else {
+                self.uniform_guard()
+            };
+            issue(self, uniform);
+            self.guard = saved;
+            return;
+        }
+        self.under_guard(move |cx| cx.per_thread_uniform_loop(operands, issue));
+    }
+
+    /// `@p R2UR u, r` for each word of `r`: the value of the thread that has `p` (at most one
+    /// does) in a fresh uniform register.
+    fn r2ur_if(&mut self, r: Reg, p: Reg) -> Reg {
+        let words = r.count();
+        let u = self.new_vreg(RegClass::Ugpr, words);
+        for w in 0..words {
+            let src = match r {
+                Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + w),
+                other => other,
+            };
+            self.emit_unguarded(
+                Inst::new(
+                    "R2UR",
+                    &[],
+                    vec![Operand::def(Reg::word(u, w)), Operand::use_(src)],
+                )
+                .guarded(p, false),
+            );
+        }
+        Reg::whole(u, words)
+    }
+
+    /// Whether a predicate holds in at most one thread of the warp: `Some(true)` for the
+    /// predicate of an unguarded `ELECT` in the current block (exactly one active thread has
+    /// it), `Some(false)` for an `and` (`PLOP3.LUT 0x80`, `ISETP….AND`) with such a predicate
+    /// among its inputs, not negated; `None` when not known.
+    fn elected_pred(&self, p: Reg) -> Option<bool> {
+        fn walk(cx: &Cx<'_>, p: Reg, depth: u32) -> Option<bool> {
+            let v = p.vreg()?;
+            let def = cx.def_of.get(&v)?;
+            if depth > 8
+                || def.guard.is_some()
+                || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)))
+            {
+                return None;
+            }
+            let first_def = def.defs().next()?;
+            if first_def.vreg() != Some(v) {
+                return None;
+            }
+            match def.mnemonic {
+                "ELECT" => {
+                    let here = cx.f.block(cx.cur).insts.iter().any(|i| {
+                        i.mnemonic == "ELECT" && i.defs().next().and_then(|d| d.vreg()) == Some(v)
+                    });
+                    Some(here)
+                }
+                "PLOP3"
+                    if def
+                        .ops
+                        .get(5)
+                        .is_some_and(|o| matches!(o.kind, OpKind::Int(0x80))) =>
+                {
+                    let ins = def.ops.iter().skip(2).take(3);
+                    ins.filter_map(|o| match &o.kind {
+                        OpKind::Reg(rr) if !rr.def && !o.not => walk(cx, rr.reg, depth + 1),
+                        _ => None,
+                    })
+                    .next()
+                    .map(|_| false)
+                }
+                "ISETP" | "FSETP" if def.mods.contains(&"AND") => {
+                    let last = def.ops.iter().rev().find_map(|o| match &o.kind {
+                        OpKind::Reg(rr) if !rr.def => Some((rr.reg, o.not)),
+                        _ => None,
+                    })?;
+                    let is_pred = last
+                        .0
+                        .vreg()
+                        .is_some_and(|x| cx.f.vreg(x).class == RegClass::Pred);
+                    if is_pred && !last.1 {
+                        walk(cx, last.0, depth + 1).map(|_| false)
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            }
+        }
+        walk(self, p, 0)
     }
 
     /// Packs uniform 32-bit values into one consecutive uniform tuple (the `[UR4]` operand of
@@ -1700,29 +1835,27 @@ impl Cx<'_> {
             None => None,
         };
         let n = coords.len();
-        self.under_guard(move |cx| {
-            cx.per_thread_uniform_loop(regs, move |cx, u| {
-                let tuple = cx.ur_tuple(&u[0..2 + n]);
-                let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
-                let mut mods = vec![dim];
-                if let Some(k) = mask {
-                    // The CTA mask rides in the upper half-word of a uniform register.
-                    let shifted = cx.new_vreg(RegClass::Ugpr, 1);
-                    cx.emit_unguarded(Inst::new(
-                        "USHF",
-                        &["L", "U32"],
-                        vec![
-                            Operand::def(Reg::whole(shifted, 1)),
-                            Operand::use_(k),
-                            Operand::imm(16),
-                            Operand::use_(Reg::phys(PReg::URZ)),
-                        ],
-                    ));
-                    ops.push(Operand::use_(Reg::whole(shifted, 1)));
-                    mods.push("MULTICAST");
-                }
-                cx.emit(Inst::new("UTMALDG", &mods, ops));
-            });
+        self.issue_per_thread(regs, move |cx, u| {
+            let tuple = cx.ur_tuple(&u[0..2 + n]);
+            let mut ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[2 + n])];
+            let mut mods = vec![dim];
+            if let Some(k) = mask {
+                // The CTA mask rides in the upper half-word of a uniform register.
+                let shifted = cx.new_vreg(RegClass::Ugpr, 1);
+                cx.emit_unguarded(Inst::new(
+                    "USHF",
+                    &["L", "U32"],
+                    vec![
+                        Operand::def(Reg::whole(shifted, 1)),
+                        Operand::use_(k),
+                        Operand::imm(16),
+                        Operand::use_(Reg::phys(PReg::URZ)),
+                    ],
+                ));
+                ops.push(Operand::use_(Reg::whole(shifted, 1)));
+                mods.push("MULTICAST");
+            }
+            cx.emit(Inst::new("UTMALDG", &mods, ops));
         });
         true
     }
@@ -1758,12 +1891,10 @@ impl Cx<'_> {
         };
         regs.push(t);
         let n = coords.len();
-        self.under_guard(move |cx| {
-            cx.per_thread_uniform_loop(regs, move |cx, u| {
-                let tuple = cx.ur_tuple(&u[0..1 + n]);
-                let ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[1 + n])];
-                cx.emit(Inst::new("UTMASTG", &[dim], ops));
-            });
+        self.issue_per_thread(regs, move |cx, u| {
+            let tuple = cx.ur_tuple(&u[0..1 + n]);
+            let ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[1 + n])];
+            cx.emit(Inst::new("UTMASTG", &[dim], ops));
         });
         true
     }

@@ -303,8 +303,29 @@ impl Cx<'_> {
         if depth > 16 {
             return None;
         }
-        let def = self.word_def.get(&(v, w)).cloned()??;
-        if def.defs().count() != 1 || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
+        let Some(def) = self.word_def.get(&(v, w)).cloned() else {
+            // A PHI whose arguments are all one value (a variable read in a later block)
+            // stands for that value.
+            let same = self.ssa.trivial_phi_value(self.f, v)?;
+            return self.uniform_word(same, w, depth + 1);
+        };
+        let def = def?;
+        // Besides the word, the instruction may write a carry predicate (the low half of a
+        // 64-bit add: `IADD3 lo, P0, a, b, RZ`, then `IADD3.X hi, …, P0, !PT`); it gets a uniform
+        // twin too, remembered for the `.X` of the high word.
+        let carry = |r: Reg| {
+            matches!(r, Reg::Virt { vreg, .. } if vreg != v
+                && self.f.vreg(vreg).class == RegClass::Pred && self.f.vreg(vreg).words == 1)
+        };
+        let extra = def
+            .defs()
+            .filter(|d| d.vreg() != Some(v))
+            .collect::<Vec<_>>();
+        if def.defs().filter(|d| d.vreg() == Some(v)).count() != 1
+            || extra.len() > 1
+            || extra.iter().any(|&d| !carry(d))
+            || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)))
+        {
             return None;
         }
         if def.mnemonic == "COPY" {
@@ -322,12 +343,21 @@ impl Cx<'_> {
         }
         let u = self.new_vreg(RegClass::Ugpr, 1);
         let mut ops = Vec::with_capacity(def.ops.len() + 1);
+        let mut carried = None;
         for o in &def.ops {
             let mut o = o.clone();
             match &mut o.kind {
-                OpKind::Reg(rr) if rr.def => rr.reg = Reg::whole(u, 1),
+                OpKind::Reg(rr) if rr.def && rr.reg.vreg() == Some(v) => rr.reg = Reg::whole(u, 1),
+                OpKind::Reg(rr) if rr.def => {
+                    let up = self.new_vreg(RegClass::UPred, 1);
+                    carried = rr.reg.vreg().map(|c| (c, up));
+                    rr.reg = Reg::whole(up, 1);
+                }
                 OpKind::Reg(rr) => rr.reg = self.uniform_of(rr.reg)?,
                 OpKind::CBank { base: Some(_), .. } | OpKind::Mem { .. } => return None,
+                // Only `ULDC` reads the constant bank (`IADD3 lo, P0, R, c[0x0][0x198]` has no
+                // uniform twin).
+                OpKind::CBank { .. } if def.mnemonic != "LDC" => return None,
                 _ => {}
             }
             ops.push(o);
@@ -336,6 +366,9 @@ impl Cx<'_> {
             ops.push(Operand::use_(Reg::phys(PReg::URZ)));
         }
         self.emit_unguarded(Inst::new(mnemonic, &def.mods, ops));
+        if let Some((c, up)) = carried {
+            self.uniform_cache.insert(c, up);
+        }
         Some(Reg::whole(u, 1))
     }
 
@@ -365,8 +398,13 @@ impl Cx<'_> {
         if def.guard.is_some() || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_))) {
             return None;
         }
-        // A multi-word value written piecewise (one instruction per word) is not rebuilt here.
-        if self.f.vreg(v).words > 1 && def.defs().any(|d| d.count() < self.f.vreg(v).words) {
+        // A multi-word value written piecewise (one instruction per word) is not rebuilt here,
+        // nor an instruction that writes such a word besides `v` (the carry of a 64-bit add:
+        // [`Cx::uniform_word`] rebuilds it with its word).
+        if def
+            .defs()
+            .any(|d| d.vreg().is_some_and(|x| d.count() < self.f.vreg(x).words))
+        {
             return None;
         }
         let mnemonic = uniform_mnemonic(def.mnemonic)?;
