@@ -1556,7 +1556,7 @@ impl Cx<'_> {
     fn elected_pred(&self, p: Reg) -> Option<bool> {
         fn walk(cx: &Cx<'_>, p: Reg, depth: u32) -> Option<bool> {
             let v = p.vreg()?;
-            let def = cx.def_of.get(&v)?;
+            let def = cx.def_of.inst(v)?;
             if depth > 8
                 || def.guard.is_some()
                 || def.ops.iter().any(|o| matches!(o.kind, OpKind::Prior(_)))

@@ -46,10 +46,12 @@ fn uniform_mnemonic(m: &str) -> Option<&'static str> {
 /// definition ([`FirstDefs`]): the questions asked of a definition look only at these — the
 /// uniform twins above ([`Cx::uniform_of`], [`Cx::is_uniform`]), `MOV` (`const_of`), `LDC`
 /// (`cbank_word`), `PLOP3` (`const_pred`), `MOV`/`COPY` (`split_tuple`), `LD`/`LDG`/`LDS`
-/// (`uniform_load_here`), `PHI` (`is_uniform_every_def`) — and each answers "no" for any
-/// other mnemonic. A question about another mnemonic must be added here.
+/// (`uniform_load_here`), `PHI` (`is_uniform_every_def`), `ELECT`/`PLOP3`/`ISETP`/`FSETP`
+/// (`elected_pred`) — and each answers "no" for any other mnemonic. A question about another
+/// mnemonic must be added here.
 fn kept_def(m: &str) -> bool {
-    uniform_mnemonic(m).is_some() || matches!(m, "COPY" | "LD" | "LDG" | "LDS" | "PHI")
+    uniform_mnemonic(m).is_some()
+        || matches!(m, "COPY" | "LD" | "LDG" | "LDS" | "PHI" | "ELECT" | "FSETP")
 }
 
 /// The first instruction that defines each virtual register, so that a value can be recomputed
