@@ -1426,23 +1426,8 @@ impl Cx<'_> {
             match r {
                 Ok(u) => uniform.push(u),
                 Err(v) => {
-                    let words = v.count();
-                    let u = self.new_vreg(RegClass::Ugpr, words);
-                    for w in 0..words {
-                        let src = match v {
-                            Reg::Virt { vreg, first, .. } => Reg::word(vreg, first + w),
-                            other => other,
-                        };
-                        self.emit_unguarded(
-                            Inst::new(
-                                "R2UR",
-                                &[],
-                                vec![Operand::def(Reg::word(u, w)), Operand::use_(src)],
-                            )
-                            .guarded(on_elected, false),
-                        );
-                    }
-                    uniform.push(Reg::whole(u, words));
+                    let u = self.r2ur_if(v, on_elected);
+                    uniform.push(u);
                 }
             }
         }
