@@ -1177,11 +1177,10 @@ fn kernel(
         f.attrs.shared_scratch = Some((0, size));
     }
     if shared_bytes > 0 || uses_dynamic {
-        let mut align = decls
-            .iter()
-            .map(|d| u64::from(d.2.max(1)))
-            .max()
-            .unwrap_or(1);
+        // The variables `lower::plan` laid out: a kernel drops the module's variables it does
+        // not name, and their alignment with them (ptxas: 09_mbarrier `arrive`, 8-byte `bar`
+        // kept and 16-byte `buf` dropped, an 8-aligned section).
+        let mut align = u64::from(frame.shared_align.max(1));
         if uses_dynamic {
             align = align.max(16);
         }

@@ -302,37 +302,58 @@ pub fn unpassable(module: &Module) -> FxHashSet<String> {
 }
 
 /// The functions (names for which `is_func` holds) used as operands of instructions other than
-/// `call`, in order of mention: their addresses are taken. Every operand of every instruction is
-/// visited, so nothing is copied.
+/// `call`, in order of mention: their addresses are taken.
 fn address_taken<'a>(stmts: &'a [Stmt], is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
-    fn expr<'a>(e: &'a Expr, is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
+    operand_names(stmts, false, is_func, out);
+}
+
+/// The names for which `wanted` holds that instructions name in their operands (`sym`,
+/// `[sym+4]`, `sym+8`, a `call`'s argument list), in order of mention, repeats included;
+/// `call` instructions only when `with_calls`. Every operand of every instruction is visited,
+/// so nothing is copied.
+pub(super) fn operand_names<'a>(
+    stmts: &'a [Stmt],
+    with_calls: bool,
+    wanted: &dyn Fn(&str) -> bool,
+    out: &mut Vec<&'a str>,
+) {
+    fn expr<'a>(e: &'a Expr, wanted: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
         match e {
-            Expr::Name { name, .. } if is_func(&name.text) => out.push(&name.text),
+            Expr::Name { name, .. } if wanted(&name.text) => out.push(&name.text),
             Expr::Binary { lhs, rhs, .. } => {
-                expr(lhs, is_func, out);
-                expr(rhs, is_func, out);
+                expr(lhs, wanted, out);
+                expr(rhs, wanted, out);
             }
             _ => {}
         }
     }
-    fn operand<'a>(o: &'a Operand, is_func: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
+    fn operand<'a>(o: &'a Operand, wanted: &dyn Fn(&str) -> bool, out: &mut Vec<&'a str>) {
         match o {
-            Operand::Expr(e) => expr(e, is_func, out),
+            Operand::Expr(e) => expr(e, wanted, out),
             Operand::List(items, _) | Operand::Address(items, _) => {
-                items.iter().for_each(|i| operand(i, is_func, out));
+                items.iter().for_each(|i| operand(i, wanted, out));
             }
             _ => {}
         }
     }
     for s in stmts {
         match s {
-            Stmt::Instr(i) if i.opcode.text != "call" => {
-                i.operands.iter().for_each(|o| operand(o, is_func, out));
+            Stmt::Instr(i) if with_calls || i.opcode.text != "call" => {
+                i.operands.iter().for_each(|o| operand(o, wanted, out));
             }
-            Stmt::Block(b) => address_taken(&b.stmts, is_func, out),
+            Stmt::Block(b) => operand_names(&b.stmts, with_calls, wanted, out),
             _ => {}
         }
     }
+}
+
+/// Whether a body has a `call` instruction (to a module function or out of the module).
+pub(super) fn has_call(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Instr(i) => i.opcode.text == "call",
+        Stmt::Block(b) => has_call(&b.stmts),
+        _ => false,
+    })
 }
 
 /// The subroutines a kernel or subroutine calls directly or takes the address of, in order of

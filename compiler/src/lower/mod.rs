@@ -91,6 +91,10 @@ pub struct FrameInfo {
     pub local_bytes: u32,
     /// The window ends with unsized `.extern .shared` arrays (dynamic shared memory).
     pub dynamic_shared: bool,
+    /// The largest alignment of the `.shared` variables laid out in the window (the
+    /// function's own, the module's it keeps, the `.extern` arrays as declared): the
+    /// alignment of its `.nv.shared` section.
+    pub shared_align: u32,
     /// The texture references the kernel reads, in order of first use: slot `i` is the 4-byte
     /// word at `align4(0x210 + param_bytes) + 4*i` of constant bank 0, which the driver fills
     /// with the texture's header index (`R_CUDA_TEX_HEADER_INDEX`). Probed: a kernel that reads
@@ -766,13 +770,28 @@ fn plan_at<'a>(
     p.frame.shared_bytes += shared_base;
     p.frame.own_shared_bytes = p.frame.shared_bytes;
     // The module's `.shared` variables after the kernel's; unsized (dynamic) arrays last.
-    let (statics, dynamic): (Vec<_>, Vec<_>) = module_shared
+    let (mut statics, dynamic): (Vec<_>, Vec<_>) = module_shared
         .into_iter()
         .partition(|(_, size, _)| *size > 0);
+    // A kernel keeps only the module's sized variables its instructions name, still in
+    // declaration order, as ptxas does (probe `.shared a; .shared b[1024]; .shared c` with a
+    // kernel naming c then b, b's address unused: b at 0x0, c at 0x400, a dropped, a
+    // 0x804-byte `.nv.shared`; one naming none has no section; the same under `-g`). Its own
+    // variables and the unsized `.extern` arrays stay. A kernel with a `call` keeps them all:
+    // a subroutine is laid out with every module variable after its kernel's own
+    // ([`Lowered::subroutines`]), and an inlined callee's names are not in this body.
+    if f.kind == FunctionKind::Entry && shared_base == 0 && !inline::has_call(&body.stmts) {
+        let mut named = Vec::new();
+        let is_static = |n: &str| statics.iter().any(|(s, _, _)| s == n);
+        inline::operand_names(&body.stmts, true, &is_static, &mut named);
+        let named: FxHashSet<&str> = named.into_iter().collect();
+        statics.retain(|(name, _, _)| named.contains(name.as_str()));
+    }
     let mut next = p.frame.shared_bytes;
     let n_static = statics.len();
     p.frame.dynamic_shared = !dynamic.is_empty();
     for (k, (name, size, align)) in statics.iter().chain(dynamic.iter()).enumerate() {
+        p.frame.shared_align = p.frame.shared_align.max(*align);
         // Dynamic shared memory starts 16-byte aligned (ptxas: `shared_unify_local`'s 8 static
         // bytes give a 0x410-byte `.nv.shared` section and the extern array at 0x410).
         let align = if k >= n_static {
@@ -1013,6 +1032,7 @@ fn plan_block<'a>(p: &mut Plan<'a>, stmts: &'a [Stmt], parent: usize, cur: &mut 
                         let (size, align) = object_layout(&v.attrs, d);
                         let off = p.frame.shared_bytes.next_multiple_of(align.max(1));
                         p.frame.shared_bytes = off + size;
+                        p.frame.shared_align = p.frame.shared_align.max(align);
                         p.scopes[scope].syms.insert(
                             d.name.text.to_string(),
                             Sym::Shared {
