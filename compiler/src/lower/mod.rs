@@ -780,7 +780,11 @@ fn plan_at<'a>(
     // variables and the unsized `.extern` arrays stay. A kernel with a `call` keeps them all:
     // a subroutine is laid out with every module variable after its kernel's own
     // ([`Lowered::subroutines`]), and an inlined callee's names are not in this body.
-    if f.kind == FunctionKind::Entry && shared_base == 0 && !inline::has_call(&body.stmts) {
+    if !statics.is_empty()
+        && f.kind == FunctionKind::Entry
+        && shared_base == 0
+        && !inline::has_call(&body.stmts)
+    {
         let mut named = Vec::new();
         let is_static = |n: &str| statics.iter().any(|(s, _, _)| s == n);
         inline::operand_names(&body.stmts, true, &is_static, &mut named);
