@@ -610,3 +610,124 @@ fn directive_and_parameter_records_equal_ptxas() {
         "only {kernels} kernels compared (measured: 779)"
     );
 }
+
+/// The module `.shared` variables a kernel keeps (`lower::kept_shared`, `emit/build.rs`), on
+/// small modules the corpora do not have: kernels that call functions keep what they and the
+/// functions they reach name, in declaration order; a module's unsized `.extern .shared`
+/// array gives every kernel a 16-aligned section whose static part ends on 16 bytes, named or
+/// not. Each kernel's `.nv.shared` size and alignment, and the `STS` offsets of the listing,
+/// must equal ptxas's.
+#[test]
+fn module_shared_windows_equal_ptxas() {
+    let head = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+    let kernel = |name: &str, body: &str| {
+        format!(
+            ".entry {name}(.param .u64 p)\n{{\n.reg .b32 %r<4>;\nmov.u32 %r1, %tid.x;\n\
+             {body}\nret;\n}}\n"
+        )
+    };
+    let func = |name: &str, body: &str| {
+        format!(
+            ".func {name}(.param .b32 x)\n{{\n.reg .b32 %r<4>;\nld.param.b32 %r1, [x];\n\
+             {body}\nret;\n}}\n"
+        )
+    };
+    let call = |f: &str| format!("{{ .param .b32 q; st.param.b32 [q], %r1; call.uni {f}, (q); }}");
+    let vars = ".shared .align 4 .b32 a[4];\n.shared .align 4 .b32 b[8];\n\
+                .shared .align 4 .b32 c[16];\n.shared .align 8 .b32 d[32];\n";
+    let calls = format!(
+        "{head}{vars}.extern .shared .align 16 .b8 dyn[];\n{}{}{}{}{}",
+        func("g", "st.shared.b32 [d+8], %r1;"),
+        func("f", &format!("st.shared.b32 [c+8], %r1;\n{}", call("g"))),
+        kernel("k1", &format!("st.shared.b32 [a], %r1;\n{}", call("f"))),
+        kernel("k2", &format!("st.shared.b32 [b+4], %r1;\n{}", call("g"))),
+        kernel("k3", "st.shared.b32 [a+4], %r1;"),
+    );
+    let external = |named: &str| {
+        format!(
+            "{head}.shared .align 4 .b32 a[7];\n.extern .shared .align 16 .b8 dyn[];\n{}",
+            kernel("k", named)
+        )
+    };
+    let modules = [
+        ("calls", calls),
+        ("extern_unnamed", external("")),
+        ("extern_static_named", external("st.shared.b32 [a+4], %r1;")),
+    ];
+    let dir = tempdir();
+    let mut bad = Vec::new();
+    let mut kernels = 0;
+    for (name, text) in &modules {
+        let path = dir.join(format!("{name}.ptx"));
+        std::fs::write(&path, text).expect("write");
+        let (encoded, ours) = compile(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Some(res) = ptxas(&path, &[]) else { return };
+        let theirs = res.cubin.unwrap_or_else(|| panic!("ptxas rejects {name}"));
+        let Some(listing) = ptxc_tests::sass::cuobjdump_sass_cached(&theirs) else {
+            return;
+        };
+        // `cuobjdump -sass`: `Function : NAME`, then `/*0060*/  STS [UR4+0x4], R0 ;  /* … */`.
+        let mut theirs_sts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut cur = String::new();
+        for l in listing.lines() {
+            if let Some(n) = l.trim().strip_prefix("Function : ") {
+                cur = n.trim().to_string();
+            } else if let Some((_, t)) = l.split_once("*/")
+                && let Some((t, _)) = t.split_once(';')
+            {
+                theirs_sts.entry(cur.clone()).or_default().push(norm(t));
+            }
+        }
+        let (ours, theirs) = (
+            ptxc::emit::read(&ours).expect("ptxc's cubin reads back"),
+            ptxc::emit::read(&theirs).expect("ptxas's cubin reads"),
+        );
+        for k in &ours.functions {
+            let Some(p) = theirs.functions.iter().find(|p| p.name == k.name) else {
+                bad.push(format!("{name}: ptxas has no `{}`", k.name));
+                continue;
+            };
+            kernels += 1;
+            let size_align = |s: Option<ptxc::emit::model::SharedMem>| s.map(|s| (s.size, s.align));
+            if size_align(k.shared) != size_align(p.shared) {
+                bad.push(format!(
+                    "{name} `{}`: .nv.shared {:x?} vs ptxas {:x?}",
+                    k.name,
+                    size_align(k.shared),
+                    size_align(p.shared)
+                ));
+            }
+            // The store offsets, in code order (a subroutine's copy follows its kernel's code
+            // in both; the order of two copies may differ, so compare them as sorted lists).
+            let sts = |lines: &[String]| {
+                let mut v: Vec<String> = lines
+                    .iter()
+                    .filter(|l| l.starts_with("STS"))
+                    .map(|l| {
+                        let addr = l.split_once(']').map_or("", |(a, _)| a);
+                        addr.split_once('+').map_or("0", |(_, o)| o).to_string()
+                    })
+                    .collect();
+                v.sort();
+                v
+            };
+            let ours_lines = encoded
+                .iter()
+                .find(|e| e.name == k.name)
+                .map(listing_lines)
+                .unwrap_or_default();
+            let theirs_lines = theirs_sts.get(&k.name).cloned().unwrap_or_default();
+            if sts(&ours_lines) != sts(&theirs_lines) {
+                bad.push(format!(
+                    "{name} `{}`: STS offsets {:?} vs ptxas {:?}",
+                    k.name,
+                    sts(&ours_lines),
+                    sts(&theirs_lines)
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(kernels, 5, "kernels compared");
+}

@@ -177,9 +177,9 @@ pub fn build(
         };
         let frame = lowered.frames.get(i).cloned().unwrap_or_default();
         let built = if mf.is_entry {
-            kernel(&checked.module, af, mf, enc, &frame).map(|(f, info)| (f, Some(info)))
+            kernel(&checked.module, af, mf, enc, &frame, debug).map(|(f, info)| (f, Some(info)))
         } else {
-            device_function(&checked.module, af, mf, enc, &frame).map(|f| (f, None))
+            device_function(&checked.module, af, mf, enc, &frame, debug).map(|f| (f, None))
         };
         match built {
             Ok((f, info)) => {
@@ -876,6 +876,7 @@ fn kernel(
     mf: &mir::Function,
     enc: &EncodedFunction,
     frame: &crate::lower::FrameInfo,
+    debug: bool,
 ) -> Result<(Function, KernelInfo), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let code_instrs = &enc.instrs[..enc.code_len.min(enc.instrs.len())];
@@ -1156,11 +1157,16 @@ fn kernel(
 
     // Shared memory: the reserved 1 KiB and ptxc's layout of the static variables. A kernel
     // that names an `.extern .shared` array gets the section even without static data, at
-    // least 16-byte aligned (ptxas: extern_shared, shared_unify_*).
+    // least 16-byte aligned (ptxas: extern_shared, shared_unify_*). In an optimized build an
+    // unsized one the module declares counts even when the kernel does not name it (ptxas
+    // 13.1, `.shared .align 4 .b32 a[7]; .extern .shared .align 16 .b8 dyn[];`: a kernel naming
+    // only `a` gets a 0x420-byte section, 16-aligned, not 0x41c; one naming neither a
+    // 0x400-byte section). A debug build reserves it only when named (`-g`: no section, and
+    // 0x41c for the kernel naming `a`).
     let decls = shared_decls(m, af);
     let uses_dynamic = decls
         .iter()
-        .any(|(name, _, _, ext, _)| *ext && mentions(m, af, name));
+        .any(|(name, size, _, ext, _)| *ext && ((*size == 0 && !debug) || mentions(m, af, name)));
     // `lower::plan` lays out the kernel's static variables, then the module's, and only then
     // the unsized `.extern .shared` arrays, as ptxas does, so dynamic shared memory starts after
     // the static data (`frame.shared_bytes`).
@@ -1249,8 +1255,9 @@ fn device_function(
     mf: &mir::Function,
     enc: &EncodedFunction,
     frame: &crate::lower::FrameInfo,
+    debug: bool,
 ) -> Result<Function, Vec<Diagnostic>> {
-    let (mut f, _) = kernel(m, af, mf, enc, frame)?;
+    let (mut f, _) = kernel(m, af, mf, enc, frame, debug)?;
     f.kind = FunctionKind::Device;
     f.params = Vec::new();
     f.min_stack_size = 0;

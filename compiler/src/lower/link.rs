@@ -33,7 +33,11 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
         let Some(sub) = subs
             .iter()
             .zip(&layouts)
-            .find(|(s, l)| s.name == *name && l.is_none_or(|l| l == 0))
+            .find(|(s, l)| {
+                s.name == *name
+                    && l.as_ref()
+                        .is_none_or(|l| *l == super::SharedWindow::default())
+            })
             .map(|(s, _)| s)
         else {
             return Err(format!("the `.func` `{name}` was not compiled"));
@@ -43,7 +47,13 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     }
     for (ki, k) in lowered.module.functions.iter_mut().enumerate() {
         // The `.shared` bytes of the kernel's own variables, where the module's start.
-        let window = lowered.frames.get(ki).map_or(0, |f| f.own_shared_bytes);
+        let window = lowered
+            .frames
+            .get(ki)
+            .map_or_else(super::SharedWindow::default, |f| super::SharedWindow {
+                base: f.own_shared_bytes,
+                kept: f.kept_shared.clone(),
+            });
         // A function of its own calls itself at offset 0.
         let own = (!k.is_entry).then(|| k.name.clone());
         // The subroutines the kernel reaches, through the calls of what it reaches.
@@ -57,7 +67,7 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
                 let Some(j) = subs
                     .iter()
                     .zip(&layouts)
-                    .position(|(s, l)| s.name == name && l.is_none_or(|l| l == window))
+                    .position(|(s, l)| s.name == name && l.as_ref().is_none_or(|l| *l == window))
                 else {
                     return Err(format!(
                         "`{}` calls the subroutine `{name}`, which was not compiled",

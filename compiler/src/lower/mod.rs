@@ -87,6 +87,9 @@ pub struct FrameInfo {
     /// before the module's: where the module's variables start in its window, so the layout a
     /// subroutine it calls must be lowered with (`lower_module`).
     pub own_shared_bytes: u32,
+    /// For a kernel that calls subroutines, the module's sized `.shared` variables its window
+    /// keeps ([`SharedWindow::kept`]); the subroutines it calls are lowered with the same.
+    pub kept_shared: Option<Vec<String>>,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
     /// The window ends with unsized `.extern .shared` arrays (dynamic shared memory).
@@ -107,6 +110,18 @@ impl FrameInfo {
     pub fn header_slot_offset(&self, i: usize) -> u32 {
         (PARAM_BASE + self.param_bytes).next_multiple_of(4) + 4 * i as u32
     }
+}
+
+/// Where the module's `.shared` variables lie in a function's window: after `base` bytes of the
+/// kernel's own variables and, when `kept` is given, only those in it (declaration order kept).
+/// A subroutine is lowered once per window of the kernels that reach it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SharedWindow {
+    pub base: u32,
+    /// The module's sized variables the kernel names or a function it reaches names
+    /// ([`kept_shared`]); `None`: every one, or, for a kernel without calls, those its body
+    /// names ([`plan_at`]).
+    pub kept: Option<Vec<String>>,
 }
 
 /// The user shared-memory base: the first 1 KiB of every CTA's window is reserved
@@ -136,7 +151,7 @@ pub struct Lowered {
     /// `.shared` variables it addresses lie after them; `None` for every kernel (ptxas's slow
     /// paths). A subroutine reached from kernels with different layouts is lowered once per
     /// layout.
-    pub subroutine_layouts: Vec<Option<u32>>,
+    pub subroutine_layouts: Vec<Option<SharedWindow>>,
     /// Debug builds: every `.func` with a body, in module order, with its frame. ptxas compiles
     /// each as a function of its own, in its own `.text.<name>` section, called or not
     /// (`docs/cubin.md`, "Functions of their own"); `crate::lower::link` makes one from its
@@ -166,7 +181,7 @@ pub fn lower_module_with(
     let subs = inline::subroutines(&checked.module, every_called);
     // The subroutines some kernel reaches, found while lowering the kernels, each with the
     // layout of the reaching kernel's `.shared` window (where the module's variables start).
-    let mut reached: Vec<(String, u32)> = Vec::new();
+    let mut reached: Vec<(String, SharedWindow)> = Vec::new();
     // A debug build compiles every `.func` with a body (`ptxas -g`: a local `.func` no one
     // calls gets its `.text.<name>` too; tests/tests/cubin_ptx/debug_funcs.ptx).
     let own: Vec<String> = if own_sections {
@@ -193,7 +208,7 @@ pub fn lower_module_with(
         inline::subroutines(&checked.module, false)
     };
     // Their `.shared` layout is a kernel-less one: the module's variables from offset 0.
-    reached.extend(own.iter().map(|n| (n.clone(), 0)));
+    reached.extend(own.iter().map(|n| (n.clone(), SharedWindow::default())));
     for item in &checked.module.items {
         // Kernels; calls to `.func`s are inlined into them (`inline.rs`), except to the
         // recursive ones, which are lowered below as subroutines.
@@ -209,12 +224,19 @@ pub fn lower_module_with(
                 continue;
             }
         };
-        let lowered = lower_function(&f, &globals, &mut out.bank4, &subs, &fixed);
-        let layout = lowered
-            .as_ref()
-            .map_or(0, |(_, frame)| frame.own_shared_bytes);
-        note_reached(&mut reached, kernel, &subs, layout);
-        note_reached(&mut reached, &f, &subs, layout);
+        let window = SharedWindow {
+            base: 0,
+            kept: kept_shared(&f, &checked.module, &globals),
+        };
+        let lowered = lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, &window);
+        let layout = SharedWindow {
+            base: lowered
+                .as_ref()
+                .map_or(0, |(_, frame)| frame.own_shared_bytes),
+            kept: window.kept,
+        };
+        note_reached(&mut reached, kernel, &subs, &layout);
+        note_reached(&mut reached, &f, &subs, &layout);
         match lowered {
             Ok((mf, frame)) => {
                 out.module.functions.push(mf);
@@ -243,8 +265,8 @@ pub fn lower_module_with(
                 continue;
             }
         };
-        note_reached(&mut reached, &f, &subs, layout);
-        match lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, layout) {
+        note_reached(&mut reached, &f, &subs, &layout);
+        match lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, &layout) {
             Ok((mf, frame)) => {
                 if own.contains(&name) && !out.own_sections.iter().any(|(n, _)| *n == name) {
                     out.own_sections.push((name, frame));
@@ -301,16 +323,22 @@ pub fn lower_module_with(
             .iter()
             .position(|it| matches!(it, Item::Function(f) if f.name.text == n))
     };
-    let mut subroutines: Vec<(Function, Option<u32>)> = std::mem::take(&mut out.subroutines)
-        .into_iter()
-        .zip(std::mem::take(&mut out.subroutine_layouts))
-        .collect();
-    subroutines.sort_by_key(|(f, layout)| {
+    let mut subroutines: Vec<(Function, Option<SharedWindow>)> =
+        std::mem::take(&mut out.subroutines)
+            .into_iter()
+            .zip(std::mem::take(&mut out.subroutine_layouts))
+            .collect();
+    subroutines.sort_by(|(f, layout), (g, other)| {
         (
             rank(&f.name).unwrap_or(usize::MAX),
             slow_path::kind(&f.name),
-            *layout,
+            layout,
         )
+            .cmp(&(
+                rank(&g.name).unwrap_or(usize::MAX),
+                slow_path::kind(&g.name),
+                other,
+            ))
     });
     (out.subroutines, out.subroutine_layouts) = subroutines.into_iter().unzip();
     if diags.is_empty() {
@@ -324,17 +352,17 @@ pub fn lower_module_with(
 /// Adds the subroutines `f` calls or takes the address of to `reached`, each once per
 /// `.shared` layout (of the kernel that reaches them), in order of first mention.
 fn note_reached(
-    reached: &mut Vec<(String, u32)>,
+    reached: &mut Vec<(String, SharedWindow)>,
     f: &ast::Function,
     subs: &FxHashSet<String>,
-    layout: u32,
+    layout: &SharedWindow,
 ) {
     // Without subroutines there is nothing to find, and no need to walk every operand.
     if subs.is_empty() {
         return;
     }
     for c in inline::called_subroutines(f, subs) {
-        let c = (c, layout);
+        let c = (c, layout.clone());
         if !reached.contains(&c) {
             reached.push(c);
         }
@@ -674,16 +702,67 @@ impl PlanView<'_> {
 
 /// Phase 1: scopes, variables, blocks and successors.
 pub fn plan<'a>(f: &'a ast::Function, globals: &FxHashMap<String, (Sym, Decl)>) -> Plan<'a> {
-    plan_at(f, globals, 0)
+    plan_at(f, globals, &SharedWindow::default())
 }
 
-/// [`plan`], with the module's `.shared` variables laid out after `shared_base` bytes (a
-/// subroutine's: the calling kernel's own variables, [`FrameInfo::own_shared_bytes`]).
+/// The module's sized `.shared` variables a kernel that calls functions keeps: those named by
+/// its body or by a function it reaches (calls or takes the address of), transitively, as
+/// ptxas does. Probe (ptxas 13.1): `.shared a[4], b[8], c[16]; .shared .align 8 d[32]` (b32),
+/// `f` naming `c` and calling `g`, `g` naming `d`; kernel `k1` names `a` and calls `f`: `a`
+/// at 0x0, `c` at 0x10, `d` at 0x50, a 0x4d0-byte section; `k2` names `b` and calls `g`: `b`
+/// at 0x0, `d` at 0x20, 0x4a0 bytes; `k3` names `a` and calls nothing: 0x410 bytes. `None` for
+/// a kernel without calls ([`plan_at`] finds its names) or a module without sized `.shared`
+/// variables.
+fn kept_shared(
+    kernel: &ast::Function,
+    module: &ast::Module,
+    globals: &FxHashMap<String, (Sym, Decl)>,
+) -> Option<Vec<String>> {
+    let body = kernel.body.as_ref()?;
+    let is_static = |n: &str| {
+        matches!(globals.get(n), Some((Sym::Shared { .. }, decl))
+            if object_layout(&decl.0, &decl.1).0 > 0)
+    };
+    if !inline::has_call(&body.stmts) || !globals.keys().any(|n| is_static(n)) {
+        return None;
+    }
+    let functions: FxHashMap<&str, &ast::Function> = module
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Function(f) if f.body.is_some() => Some((f.name.text.as_str(), &**f)),
+            _ => None,
+        })
+        .collect();
+    let mut kept: FxHashSet<&str> = FxHashSet::default();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut work: Vec<&[Stmt]> = vec![&body.stmts];
+    while let Some(stmts) = work.pop() {
+        let mut names = Vec::new();
+        inline::operand_names(stmts, true, &|_| true, &mut names);
+        for n in names {
+            if is_static(n) {
+                kept.insert(n);
+            } else if let Some(f) = functions.get(n)
+                && seen.insert(n)
+            {
+                work.push(&f.body.as_ref().expect("a definition").stmts);
+            }
+        }
+    }
+    let mut kept: Vec<String> = kept.into_iter().map(str::to_string).collect();
+    kept.sort_unstable();
+    Some(kept)
+}
+
+/// [`plan`], with the module's `.shared` variables laid out in `window` (a subroutine's: after
+/// the calling kernel's own variables, [`FrameInfo::own_shared_bytes`], those it keeps).
 fn plan_at<'a>(
     f: &'a ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
-    shared_base: u32,
+    window: &SharedWindow,
 ) -> Plan<'a> {
+    let shared_base = window.base;
     let mut p = Plan {
         scopes: vec![Scope::default()],
         blocks: vec![PlannedBlock::default()],
@@ -777,10 +856,13 @@ fn plan_at<'a>(
     // declaration order, as ptxas does (probe `.shared a; .shared b[1024]; .shared c` with a
     // kernel naming c then b, b's address unused: b at 0x0, c at 0x400, a dropped, a
     // 0x804-byte `.nv.shared`; one naming none has no section; the same under `-g`). Its own
-    // variables and the unsized `.extern` arrays stay. A kernel with a `call` keeps them all:
-    // a subroutine is laid out with every module variable after its kernel's own
-    // ([`Lowered::subroutines`]), and an inlined callee's names are not in this body.
-    if !statics.is_empty()
+    // variables and the unsized `.extern` arrays stay. A kernel with a `call` keeps those it
+    // or a function it reaches names ([`kept_shared`]), and its subroutines are lowered with
+    // the same window ([`Lowered::subroutine_layouts`]).
+    if let Some(kept) = &window.kept {
+        statics.retain(|(name, _, _)| kept.contains(name));
+        p.frame.kept_shared = Some(kept.clone());
+    } else if !statics.is_empty()
         && f.kind == FunctionKind::Entry
         && shared_base == 0
         && !inline::has_call(&body.stmts)
@@ -1119,24 +1201,30 @@ pub fn lower_function(
     subroutines: &FxHashSet<String>,
     fixed: &FxHashSet<String>,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
-    lower_function_at(f, globals, bank4, subroutines, fixed, 0)
+    lower_function_at(
+        f,
+        globals,
+        bank4,
+        subroutines,
+        fixed,
+        &SharedWindow::default(),
+    )
 }
 
-/// [`lower_function`] with the module's `.shared` variables after `shared_base` bytes
-/// ([`plan_at`]).
+/// [`lower_function`] with the module's `.shared` variables in `window` ([`plan_at`]).
 fn lower_function_at(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
     subroutines: &FxHashSet<String>,
     fixed: &FxHashSet<String>,
-    shared_base: u32,
+    window: &SharedWindow,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut refused = FxHashSet::default();
     loop {
         let mut table = bank4.clone();
         let calls = (subroutines, fixed);
-        match lower_function_once(f, globals, &mut table, calls, &refused, shared_base) {
+        match lower_function_once(f, globals, &mut table, calls, &refused, window) {
             Ok(r) => {
                 *bank4 = table;
                 return Ok(r);
@@ -1210,9 +1298,9 @@ fn lower_function_once(
     bank4: &mut Vec<String>,
     (subroutines, fixed): (&FxHashSet<String>, &FxHashSet<String>),
     refused: &FxHashSet<(u32, u32)>,
-    shared_base: u32,
+    window: &SharedWindow,
 ) -> Result<(Function, FrameInfo), (Vec<Diagnostic>, Vec<(u32, u32)>)> {
-    let mut plan = plan_at(f, globals, shared_base);
+    let mut plan = plan_at(f, globals, window);
     plan.refused_loop_phis = refused.clone();
     plan.bank4 = std::mem::take(bank4);
     plan.subroutines = subroutines.clone();
