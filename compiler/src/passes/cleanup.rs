@@ -6,7 +6,7 @@
 //!   (loads are kept only if they cannot fault… so they are kept), iterating to a fixed point.
 
 use super::Pass;
-use crate::mir::{Function, cfg};
+use crate::mir::{Function, OpKind, Operand, PReg, Reg, cfg};
 
 pub struct RemoveUnreachable;
 
@@ -55,6 +55,10 @@ fn is_pure(mnemonic: &str) -> bool {
             // reads of its results are what keep later writes off its source registers).
             | "HMMA"
             | "IMMA"
+            // Its results are all it makes: an `elect.sync` whose predicate only guarded a
+            // TMA copy that isel issues once anyway goes, as in ptxas (`elect_only` of
+            // docs/passes/examples/reconverge/tma_elect.ptx has no ELECT).
+            | "ELECT"
     )
 }
 
@@ -140,6 +144,21 @@ impl Pass for DeadCode {
             });
         }
         for (block, dead) in f.blocks.iter_mut().zip(&dead) {
+            // A live `ELECT` (its predicate is read) whose lane number nobody reads writes it
+            // to `URZ`, as ptxas does (`ELECT P1, URZ, PT` for `elect.sync %r|%p` with `%r`
+            // unused, pyptx matmul_tma_v33–v35), so it takes no uniform register.
+            for (inst, _) in block.insts.iter_mut().zip(dead).filter(|(_, d)| !**d) {
+                if inst.mnemonic != "ELECT" {
+                    continue;
+                }
+                if let Some(op) = inst.ops.get_mut(1)
+                    && let OpKind::Reg(r) = &op.kind
+                    && r.def
+                    && r.reg.vreg().is_some_and(|v| uses[v.0 as usize] == 0)
+                {
+                    *op = Operand::def(Reg::phys(PReg::URZ));
+                }
+            }
             if !dead.contains(&true) {
                 continue;
             }

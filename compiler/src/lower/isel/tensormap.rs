@@ -488,9 +488,12 @@ impl Cx<'_> {
                 &[],
                 vec![Operand::new(OpKind::SbSet(0x3f))],
             ));
-            // One invalidation per distinct address (the ELECT loop only when the address is
-            // not provably warp-uniform).
-            match cx.uniform_of(addr) {
+            // One invalidation per distinct address: the ELECT loop only when the address is
+            // not provably warp-uniform, whatever the guard (probes `acq_*` of
+            // `docs/passes/examples/reconverge/tensormap.ptx`: a parameter, or a parameter plus
+            // a `%ctaid` offset built word by word, issue once under `tid < 32` and `tid == 0`;
+            // only a `%tid`-derived address loops).
+            match cx.uniform_pair(addr).or_else(|| cx.uniform_of(addr)) {
                 Some(u) => cx.emit(Inst::new("UTMACCTL", &["IV"], vec![Self::ur_mem(u)])),
                 None => cx.per_thread_uniform_loop(vec![addr], |cx, u| {
                     cx.emit(Inst::new("UTMACCTL", &["IV"], vec![Self::ur_mem(u[0])]));
