@@ -178,3 +178,26 @@ fn manifest_verdicts_match_live_ptxas() {
         );
     }
 }
+
+/// The fast path (`simple_instr::fold` over the chained tokens) builds the same syntax tree as
+/// the grammar on the plain tokens, for every corpus file, probe and project kernel.
+#[test]
+fn fast_and_plain_parses_build_the_same_tree() {
+    let mut files: Vec<PathBuf> = corpus().into_iter().map(|f| f.path).collect();
+    files.extend(probes(0..=20));
+    files.extend(own_kernels());
+    let mut compared = 0;
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let fast = ptxc::frontend::parse(&text);
+        let plain = ptxc::frontend::parse_plain(&text);
+        assert_eq!(fast.is_ok(), plain.is_ok(), "{}", path.display());
+        if let (Ok(fast), Ok(plain)) = (fast, plain) {
+            assert!(fast == plain, "{}: the trees differ", path.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 300, "only {compared} files parsed");
+}

@@ -26,6 +26,11 @@ fn seeds() -> &'static Vec<String> {
 
 /// Runs the frontend and checks the invariants; returns whether it accepted the input.
 fn frontend_holds(text: &str) -> Result<bool, TestCaseError> {
+    // The fast path's tree (folded instruction lines) is the grammar's own.
+    prop_assert!(
+        ptxc::frontend::parse(text).ok() == ptxc::frontend::parse_plain(text).ok(),
+        "the fast and plain parses differ"
+    );
     let src = SourceFile::new("fuzz.ptx", text);
     match driver::frontend(&src, Arch::SM90A) {
         Ok(_) => Ok(true),

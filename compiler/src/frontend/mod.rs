@@ -6,6 +6,7 @@ pub mod isa;
 pub mod isa_forms;
 pub mod lexer;
 pub mod print;
+pub mod simple_instr;
 pub mod types;
 
 #[allow(clippy::all, clippy::pedantic, unused_parens)]
@@ -20,20 +21,33 @@ use lexer::{LexError, Tok};
 
 /// Parses PTX source into an AST, or returns the first syntax error.
 ///
-/// The fast path parses the chained tokens ([`lexer::tokenize_chained`]); when that fails for any
-/// reason, the plain tokens are parsed again and their error is the diagnostic, so that a
-/// diagnostic never depends on the chaining.
+/// The fast path parses the chained tokens ([`lexer::tokenize_chained`]) with its simple
+/// instruction lines already parsed ([`simple_instr::fold`]); when that fails for any reason,
+/// the plain tokens are parsed again ([`parse_plain`]) and their error is the diagnostic, so that
+/// a diagnostic never depends on the fast path.
 pub fn parse(src: &str) -> Result<Module, Diagnostic> {
-    if let Ok(tokens) = lexer::tokenize_chained(src)
-        && let Ok(m) = grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<_, LexError>))
-    {
-        return Ok(m);
+    if let Ok(mut tokens) = lexer::tokenize_chained(src) {
+        let mut folded = simple_instr::fold(&mut tokens);
+        if let Ok(m) = grammar::ModuleParser::new()
+            .parse(&mut folded, tokens.into_iter().map(Ok::<_, LexError>))
+        {
+            return Ok(m);
+        }
     }
+    parse_plain(src)
+}
+
+/// Parses the plain tokens ([`lexer::tokenize`]) with the grammar alone: what [`parse`] gives
+/// when its fast path fails, and the reference that the fast path's trees are tested against.
+pub fn parse_plain(src: &str) -> Result<Module, Diagnostic> {
     let tokens = lexer::tokenize(src)
         .map_err(|e| Diagnostic::error(Span::new(e.start, e.end), e.message))?;
     let parser = grammar::ModuleParser::new();
     parser
-        .parse(tokens.iter().copied().map(Ok::<_, LexError>))
+        .parse(
+            &mut Vec::new(),
+            tokens.iter().copied().map(Ok::<_, LexError>),
+        )
         .map_err(|e| syntax_error(src, &tokens, e))
 }
 
@@ -128,8 +142,9 @@ fn unclosed_brace(tokens: &[lexer::Spanned<'_>]) -> Option<usize> {
 fn friendly_expected(expected: &[String]) -> String {
     let names: Vec<String> = expected
         .iter()
-        // Chains exist only in the fast path's tokens; where one is expected, an identifier is.
-        .filter(|e| *e != "OPCHAIN")
+        // Chains and folded lines exist only in the fast path's tokens; where one is expected,
+        // an identifier is.
+        .filter(|e| *e != "OPCHAIN" && *e != "INSTR")
         .map(|e| match e.as_str() {
             "DOT" => "a `.directive` or `.modifier`".to_string(),
             "IDENT" => "an identifier".to_string(),

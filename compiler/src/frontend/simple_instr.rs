@@ -1,0 +1,311 @@
+//! Simple instruction lines, parsed ahead of the grammar (the last step of the fast path).
+//!
+//! Most lines of a large kernel are instructions whose operands are registers, literals and
+//! plain addresses: `ld.global.f32 %f2, [%rd6+8];`. The grammar spends about fifteen shifts and
+//! reductions on such a line; here it is recognized in one scan of its chained tokens
+//! ([`lexer::tokenize_chained`](super::lexer::tokenize_chained)), built as the grammar's action
+//! would build it, and replaced in the token vector by one [`Tok::Instr`] token, which the
+//! grammar takes as a whole statement.
+//!
+//! What is recognized here is a strict subset of what the grammar's `Instruction` production
+//! takes, and it builds the same tree (the same names, spans and expression shapes):
+//!
+//! * `[@[!]pred] opcode{.modifier} [operand {, operand}] ;` (no trailing comma);
+//! * operands: a name (`%r1`, `%tid.x`), a literal, `-atom`, `a+b` / `a-b` of those,
+//!   `a|b`, `_|b`, `!atom`, `_`, `[ … ]` (at least one operand), `{ … }` and `( … )` lists.
+//!
+//! Anything else (another operator, a trailing comma, a modifier after a space, a keyword
+//! word) leaves the line's tokens as they are, for the grammar. A line folded where the grammar
+//! does not take a statement (the lexer does not know the context; e.g. after the `:` of a
+//! `c ? a : b` initializer) makes the fast parse fail, and `frontend::parse` parses the plain
+//! tokens again, as it does for any failure: diagnostics never come from this path.
+//! `frontend_fuzz` and `frontend_corpus` check that both paths give equal syntax trees.
+
+use super::ast::{
+    BinOp, Expr, Guard, Instruction, LitKind, Name, Operand, Span, UnOp, split_chain, split_name,
+};
+use super::lexer::{Spanned, Tok};
+use std::mem::discriminant;
+
+/// The instructions folded out of a token vector; `Tok::Instr(i)` stands for the `i`th.
+/// The grammar takes each out once, when it reduces the statement.
+pub type Folded = Vec<Option<Box<Instruction>>>;
+
+/// Replaces each simple instruction in `tokens` (chained tokens) by one [`Tok::Instr`].
+pub fn fold(tokens: &mut Vec<Spanned<'_>>) -> Folded {
+    let mut folded = Vec::new();
+    let mut write = 0;
+    let mut read = 0;
+    while read < tokens.len() {
+        // An instruction starts a statement: after `;`, `{`, `}`, a label's `:` or another
+        // folded instruction.
+        let at_statement = write > 0
+            && matches!(
+                tokens[write - 1].1,
+                Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Instr(_)
+            );
+        if at_statement {
+            let mut line = Line {
+                toks: tokens,
+                at: read,
+            };
+            if let Some(instr) = line.instruction() {
+                let next = line.at;
+                let (start, end) = (tokens[read].0, tokens[next - 1].2);
+                tokens[write] = (start, Tok::Instr(folded.len() as u32), end);
+                folded.push(Some(instr));
+                write += 1;
+                read = next;
+                continue;
+            }
+        }
+        tokens[write] = tokens[read];
+        write += 1;
+        read += 1;
+    }
+    tokens.truncate(write);
+    folded
+}
+
+/// A cursor over the tokens of one line.
+struct Line<'t, 'a> {
+    toks: &'t [Spanned<'a>],
+    at: usize,
+}
+
+impl<'a> Line<'_, 'a> {
+    fn peek(&self) -> Option<Tok<'a>> {
+        self.toks.get(self.at).map(|t| t.1)
+    }
+
+    fn bump(&mut self) -> Option<Spanned<'a>> {
+        let t = *self.toks.get(self.at)?;
+        self.at += 1;
+        Some(t)
+    }
+
+    /// Takes the next token if it is `want` (a token without text: only the kinds compare).
+    fn eat(&mut self, want: Tok<'_>) -> bool {
+        let hit = self
+            .toks
+            .get(self.at)
+            .is_some_and(|t| discriminant(&t.1) == discriminant(&want));
+        self.at += usize::from(hit);
+        hit
+    }
+
+    /// Where the last token taken ends (the grammar's `@R`).
+    fn last_end(&self) -> usize {
+        self.toks[self.at - 1].2
+    }
+
+    /// `[@[!]pred] opcode{.modifier} operands ;`, as the grammar's `Instruction`.
+    fn instruction(&mut self) -> Option<Box<Instruction>> {
+        let start = self.toks.get(self.at)?.0;
+        let guard = if self.eat(Tok::At) {
+            let negated = self.eat(Tok::Bang);
+            let (l, Tok::Ident(pred), r) = self.bump()? else {
+                return None;
+            };
+            Some(Guard {
+                negated,
+                pred: Name::new(pred, l, r),
+                span: Span::new(start, r),
+            })
+        } else {
+            None
+        };
+        let (opcode, modifiers) = match self.bump()? {
+            (l, Tok::OpChain(chain), _) => split_chain(chain, l),
+            (l, Tok::Ident(name), r) => (Name::new(name, l, r), Vec::new()),
+            _ => return None,
+        };
+        let operands = self.list(Tok::Semi, true)?;
+        Some(Box::new(Instruction {
+            guard,
+            opcode,
+            modifiers,
+            operands,
+            span: Span::new(start, self.last_end()),
+        }))
+    }
+
+    /// Operands separated by commas up to `close` (taken too); `empty` allows none.
+    fn list(&mut self, close: Tok<'_>, empty: bool) -> Option<Vec<Operand>> {
+        let mut v = Vec::with_capacity(4);
+        if self.eat(close) {
+            return empty.then_some(v);
+        }
+        loop {
+            v.push(self.operand()?);
+            match self.bump()?.1 {
+                Tok::Comma => {}
+                t if discriminant(&t) == discriminant(&close) => return Some(v),
+                _ => return None,
+            }
+        }
+    }
+
+    /// One operand, as the grammar's `Operand`.
+    fn operand(&mut self) -> Option<Operand> {
+        let l = self.toks.get(self.at)?.0;
+        match self.peek()? {
+            Tok::Underscore => {
+                self.at += 1;
+                if self.eat(Tok::Pipe) {
+                    let b = self.expr()?;
+                    return Some(Operand::Pair(
+                        Box::new((None, b)),
+                        Span::new(l, self.last_end()),
+                    ));
+                }
+                Some(Operand::Sink(Span::new(l, self.last_end())))
+            }
+            Tok::Bang => {
+                self.at += 1;
+                let e = self.atom()?;
+                Some(Operand::Not(e, Span::new(l, self.last_end())))
+            }
+            Tok::LBracket => {
+                self.at += 1;
+                let v = self.list(Tok::RBracket, false)?;
+                Some(Operand::Address(v, Span::new(l, self.last_end())))
+            }
+            Tok::LBrace => {
+                self.at += 1;
+                let v = self.list(Tok::RBrace, true)?;
+                Some(Operand::Vector(v, Span::new(l, self.last_end())))
+            }
+            Tok::LParen => {
+                self.at += 1;
+                let v = self.list(Tok::RParen, true)?;
+                Some(Operand::List(v, Span::new(l, self.last_end())))
+            }
+            _ => {
+                let a = self.expr()?;
+                if self.eat(Tok::Pipe) {
+                    let b = self.expr()?;
+                    let span = a.span().to(b.span());
+                    return Some(Operand::Pair(Box::new((Some(a), b)), span));
+                }
+                Some(Operand::Expr(a))
+            }
+        }
+    }
+
+    /// `u`, `u+u` or `u-u` with `u` a [`Line::unary`]. A longer expression (`a+b+c`, `a+b*c`)
+    /// leaves a token that no caller takes, so the line is left to the grammar.
+    #[inline]
+    fn expr(&mut self) -> Option<Expr> {
+        let a = self.unary()?;
+        let op = match self.peek() {
+            Some(Tok::Plus) => BinOp::Add,
+            Some(Tok::Minus) => BinOp::Sub,
+            _ => return Some(a),
+        };
+        self.at += 1;
+        let b = self.unary()?;
+        Some(Expr::binary(op, a, b))
+    }
+
+    /// An atom or `-atom`.
+    #[inline]
+    fn unary(&mut self) -> Option<Expr> {
+        let l = self.toks.get(self.at)?.0;
+        if self.eat(Tok::Minus) {
+            let e = self.atom()?;
+            return Some(Expr::unary(UnOp::Neg, e, l, self.last_end()));
+        }
+        self.atom()
+    }
+
+    /// A name or a literal, as the grammar's `OpAtom`.
+    #[inline]
+    fn atom(&mut self) -> Option<Expr> {
+        Some(match self.bump()? {
+            (l, Tok::Ident(s), r) => Expr::Name {
+                name: Name::new(s, l, r),
+                component: None,
+            },
+            (l, Tok::OpChain(c), _) => split_name(c, l)?,
+            (l, Tok::Int(s), r) => Expr::lit(LitKind::Int, s, l, r),
+            (l, Tok::HexF32(s), r) => Expr::lit(LitKind::HexF32, s, l, r),
+            (l, Tok::HexF64(s), r) => Expr::lit(LitKind::HexF64, s, l, r),
+            (l, Tok::Float(s), r) => Expr::lit(LitKind::Float, s, l, r),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse, parse_plain};
+    use super::*;
+
+    const HEADER: &str = ".version 8.7\n.target sm_90a\n.address_size 64\n";
+
+    /// The number of lines folded in `body`'s kernel, and that both parses agree on it.
+    fn folds(body: &str) -> usize {
+        let src = format!("{HEADER}.entry k()\n{{\n{body}\n}}\n");
+        let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
+        let n = fold(&mut tokens).len();
+        assert_eq!(parse(&src).ok(), parse_plain(&src).ok(), "{src}");
+        n
+    }
+
+    #[test]
+    fn simple_lines_are_folded_as_the_grammar_builds_them() {
+        for line in [
+            "ld.global.f32 %f2, [%rd6+8];",
+            "ld.global.u32 %r7, [%rd1+-8];",
+            "ld.global.u32 %r7, [%rd1-8];",
+            "ld.global.u32 %r7, [0x100];",
+            "mov.u32 %r1, %tid.x;",
+            "add.s32 %r6, %r5, -4;",
+            "mov.b32 %r5, 0f3F800000;",
+            "mov.f64 %fd1, 0d3FF0000000000000;",
+            "mov.f32 %f1, 1.5;",
+            "ld.global.v4.u32 {%r1, %r2, _, %r4}, [g+4];",
+            "setp.lt.s32 %p1|%p2, %r1, 3;",
+            "elect.sync _|%p2, 0xffffffff;",
+            "@!%p1 bra L;",
+            "@%p1 bra.uni L;",
+            "selp.b32 %r1, %r2, %r3, !%p1;",
+            "call.uni (retval0), f, (param0);",
+            "call (r0), %rd1, (), proto;",
+            "ret;",
+            "exit;",
+        ] {
+            assert_eq!(folds(line), 1, "{line}");
+        }
+    }
+
+    #[test]
+    fn other_lines_are_left_to_the_grammar() {
+        for line in [
+            "add.s32 %r1, %r2, 1+2*3;",
+            "add.s32 %r1, %r2, 1+2+3;",
+            "add.s32 %r1, %r2, ~3;",
+            "add.s32 %r1, %r2, %r3,;",
+            "ld.global.u32 %r1, [];",
+            "ld .global.u32 %r1, [%rd1];",
+            "mov.u32 %r1, %tid .x;",
+            "mov.u32 %r1, %tid.x.y;",
+            "mov.u32 %r1, %r2.global;",
+            "@%p1.x bra L;",
+            "L:",
+            ".reg .b32 %r<4>;",
+        ] {
+            assert_eq!(folds(line), 0, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_line_folded_out_of_place_falls_back_to_the_plain_parse() {
+        // After the `:` of a conditional initializer, `b;` looks like an instruction.
+        let src = format!("{HEADER}.global .u32 x = 1 ? 2 : b;\n");
+        let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
+        assert_eq!(fold(&mut tokens).len(), 1);
+        assert_eq!(parse(&src).ok(), parse_plain(&src).ok());
+    }
+}
