@@ -9,8 +9,11 @@
 //!    free register (an aligned pair or quad for multi-word values), preferring the register of
 //!    a value it is copied from or to, so the copy disappears. `R1` is never given out: it is
 //!    the stack pointer.
-//! 3. **Spill.** When no register is free, the interval among the active ones (and the new
-//!    one) that ends last goes to a stack slot: each definition is followed by an `STL` of the
+//! 3. **Spill.** When no register is free, a tuple first tries to move active values out of an
+//!    aligned window ([`Relocation::make_window`]); else the value of least spill weight (uses
+//!    per point of its interval), the new one or an active one, goes to a stack slot (a spill
+//!    temporary or accumulator evicts active values, least weight first, until it fits): each
+//!    definition is followed by an `STL` of the
 //!    words it writes and each use preceded by an `LDL` of the words it reads, into a fresh
 //!    short-lived register ([`spill`]); then the scan runs again. The frame grows by the slot;
 //!    `R1` is lowered by the frame size in the prologue. Spill temporaries and wgmma
@@ -393,6 +396,21 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     drop(live);
     let hints = hints(f);
     let pinned = unspillable(f);
+    // Spill weights: the instructions that name a value per point of its interval. A value
+    // read a few times over a long interval (a kernel parameter's address held from the entry
+    // to the end) is the cheapest to spill; a short one read often the dearest.
+    let mut occurrences: Vec<u64> = vec![0; f.vregs.len()];
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        for r in i.regs() {
+            if let Some(v) = r.reg.vreg() {
+                occurrences[v.0 as usize] += 1;
+            }
+        }
+    }
+    let weight = |v: VReg| -> u64 {
+        let i = iv[v.0 as usize].expect("an allocated value has an interval");
+        occurrences[v.0 as usize] * 1_000_000 / u64::from(i.end - i.start + 1)
+    };
     let mut assignment: Vec<Option<PReg>> = vec![None; f.vregs.len()];
     // Precoloured values, with their intervals.
     let fixed: Vec<(Interval, PReg, usize)> = f
@@ -434,6 +452,10 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         let mut owner: Vec<Option<(u32, VReg)>> = vec![None; limit];
         let mut free = FreeSet::new(limit, class);
         let mut active: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
+        // last_end[r]: the end of the last interval that held register r and expired (values
+        // evicted to the stack do not count: they leave the register for their whole life).
+        // A value may move into r only if r has been free since it started ([`relocate`]).
+        let mut last_end: Vec<Option<u32>> = vec![None; limit];
         for cur in list {
             while let Some(&Reverse((end, v, base))) = active.peek() {
                 if end >= cur.start {
@@ -445,6 +467,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     if *slot == Some((end, VReg(v))) {
                         *slot = None;
                         free.insert(r);
+                        last_end[r] = Some(end);
                     }
                 }
             }
@@ -503,6 +526,26 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     f.name
                 ));
             }
+            // The registers an interval may not take: at or above its cap, those a call it
+            // lives across may overwrite, those of precoloured values living at the same time.
+            let blocked_for = |it: &Interval, r: usize| {
+                let hw = caps.as_ref().map_or(u32::MAX, |c| c[it.vreg.0 as usize]);
+                let its_cap = if hw == u32::MAX {
+                    limit
+                } else {
+                    (usable(hw) as usize).min(limit)
+                };
+                r >= its_cap
+                    || calls
+                        .iter()
+                        .any(|c| c.crossed_by(it) && c.clobbers.contains(class, r))
+                    || fixed.iter().any(|&(i, p, w)| {
+                        p.class == class
+                            && (usize::from(p.num)..usize::from(p.num) + w).contains(&r)
+                            && i.start <= it.end
+                            && it.start <= i.end
+                    })
+            };
             let blocked = |r: usize| {
                 r >= cap
                     || (crosses && clobbered.contains(class, r))
@@ -552,16 +595,77 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             // No register: spill the current value, unless it is itself a spill temporary
             // (those live for one instruction); then evict the active values that end last
             // until its registers are free.
+            let evictable = |v: &VReg| !pinned.contains(v) && f.fixed_reg(*v).is_none();
+            // Enough registers are free but not `words` of them in a row: move active values
+            // out of a window instead of spilling (tried again after each eviction below).
+            let make_window = |owner: &mut Vec<_>,
+                               free: &mut FreeSet,
+                               assignment: &mut Vec<_>,
+                               active: &mut _| {
+                if words == 1 {
+                    return None;
+                }
+                Relocation {
+                    class,
+                    limit,
+                    owner,
+                    free,
+                    last_end: &last_end,
+                    assignment,
+                    active,
+                }
+                .make_window(f, &iv, &pinned, words, align, &blocked, &blocked_for)
+            };
+            if chosen.is_none() {
+                chosen = make_window(&mut owner, &mut free, &mut assignment, &mut active);
+            }
             if chosen.is_none() && !pinned.contains(&cur.vreg) {
-                victims.push(cur.vreg);
-                continue;
+                // Spill whichever is cheaper: this value, or an active one of lower spill weight
+                // whose registers it fits in.
+                let mine = weight(cur.vreg);
+                let mut cheaper: Vec<(u64, Reverse<u32>, VReg)> = owner[..cap]
+                    .iter()
+                    .flatten()
+                    .filter(|(_, v)| evictable(v))
+                    .map(|&(end, v)| (weight(v), Reverse(end), v))
+                    .filter(|c| c.0 < mine)
+                    .collect();
+                cheaper.sort_unstable();
+                cheaper.dedup();
+                for (_, _, v) in cheaper {
+                    let Some(p) = assignment[v.0 as usize] else {
+                        continue;
+                    };
+                    let mut without = FreeSet { bits: free.bits };
+                    let at = usize::from(p.num);
+                    for r in at..at + usize::from(f.vreg(v).words) {
+                        without.insert(r);
+                    }
+                    if let Some(b) = first_fit(&without) {
+                        for (r, slot) in owner.iter_mut().enumerate() {
+                            if slot.is_some_and(|(_, o)| o == v) {
+                                *slot = None;
+                                free.insert(r);
+                            }
+                        }
+                        assignment[v.0 as usize] = None;
+                        victims.push(v);
+                        chosen = Some(b);
+                        break;
+                    }
+                }
+                if chosen.is_none() {
+                    victims.push(cur.vreg);
+                    continue;
+                }
             }
             while chosen.is_none() {
+                // The active value of the lowest spill weight (of those, the one that ends last).
                 let victim = owner[..cap]
                     .iter()
                     .flatten()
-                    .filter(|(_, v)| !pinned.contains(v) && f.fixed_reg(*v).is_none())
-                    .max_by_key(|(end, v)| (*end, v.0))
+                    .filter(|(_, v)| evictable(v))
+                    .min_by_key(|&&(end, v)| (weight(v), Reverse(end), v.0))
                     .copied();
                 let Some((_, v)) = victim else {
                     return Err(format!(
@@ -577,7 +681,8 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 }
                 assignment[v.0 as usize] = None;
                 victims.push(v);
-                chosen = first_fit(&free);
+                chosen = first_fit(&free)
+                    .or_else(|| make_window(&mut owner, &mut free, &mut assignment, &mut active));
             }
             let base = chosen.expect("a register was freed");
             for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
@@ -595,6 +700,138 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         return Ok(Err(dedup(victims)));
     }
     Ok(Ok(assignment))
+}
+
+/// The scan's state that [`Relocation::make_window`] changes.
+struct Relocation<'a> {
+    class: RegClass,
+    limit: usize,
+    owner: &'a mut Vec<Option<(u32, VReg)>>,
+    free: &'a mut FreeSet,
+    last_end: &'a [Option<u32>],
+    assignment: &'a mut Vec<Option<PReg>>,
+    active: &'a mut BinaryHeap<Reverse<(u32, u32, usize)>>,
+}
+
+impl Relocation<'_> {
+    /// Frees an aligned window of `words` registers by moving the active values in it to other
+    /// free registers, when enough registers are free in all but fragmented (pyptx
+    /// `fa_ws_pingpong`: a 64-word wgmma accumulator with 64 registers free, 15 of them at
+    /// `R113`–`R127` and the rest scattered). A value moves for its whole interval, so it may
+    /// only take registers no expired value held since it started (`last_end`), and that are
+    /// not blocked for it (its `setmaxnreg` cap, calls it crosses, precoloured values). The
+    /// windows are tried by the fewest words to move; spill temporaries, accumulators and
+    /// precoloured values never move. Returns the window's base, or `None` (nothing changed).
+    #[allow(clippy::too_many_arguments)]
+    fn make_window(
+        &mut self,
+        f: &Function,
+        iv: &[Option<Interval>],
+        pinned: &FxHashSet<VReg>,
+        words: usize,
+        align: usize,
+        blocked: &dyn Fn(usize) -> bool,
+        blocked_for: &dyn Fn(&Interval, usize) -> bool,
+    ) -> Option<usize> {
+        let limit = self.limit;
+        let free_regs = (0..limit)
+            .filter(|&r| self.free.contains(r) && !blocked(r))
+            .count();
+        if free_regs < words || words > limit {
+            return None;
+        }
+        let mut windows: Vec<(usize, usize, Vec<VReg>)> = Vec::new();
+        'window: for base in (0..=limit - words).step_by(align) {
+            let mut occupants: Vec<VReg> = Vec::new();
+            let mut moved = 0;
+            for r in base..base + words {
+                if blocked(r) {
+                    continue 'window;
+                }
+                if let Some((_, v)) = self.owner[r] {
+                    if occupants.last() == Some(&v) || occupants.contains(&v) {
+                        continue;
+                    }
+                    let Some(p) = self.assignment[v.0 as usize] else {
+                        continue 'window;
+                    };
+                    let w = usize::from(f.vreg(v).words);
+                    let at = usize::from(p.num);
+                    if pinned.contains(&v)
+                        || f.fixed_reg(v).is_some()
+                        || at < base
+                        || at + w > base + words
+                    {
+                        continue 'window;
+                    }
+                    moved += w;
+                    occupants.push(v);
+                } else if !self.free.contains(r) {
+                    continue 'window;
+                }
+            }
+            windows.push((moved, base, occupants));
+        }
+        windows.sort_by_key(|w| (w.0, w.1));
+        for (_, base, mut occupants) in windows {
+            // Plan on a copy of the free set without the window; widest values first.
+            let mut tmp = FreeSet {
+                bits: self.free.bits,
+            };
+            for r in base..base + words {
+                tmp.remove(r);
+            }
+            occupants.sort_by_key(|v| (Reverse(f.vreg(*v).words), v.0));
+            let mut plan: Vec<(VReg, usize)> = Vec::new();
+            for &v in &occupants {
+                let it = iv[v.0 as usize].expect("an active value has an interval");
+                let w = usize::from(f.vreg(v).words);
+                let a = match w {
+                    w if w >= 8 => 8,
+                    w if w >= 3 => 4,
+                    w => w,
+                };
+                let to = (0..limit.saturating_sub(w - 1)).step_by(a).find(|&b| {
+                    (b..b + w).all(|r| {
+                        tmp.contains(r)
+                            && !blocked_for(&it, r)
+                            && self.last_end[r].is_none_or(|e| e < it.start)
+                    })
+                });
+                let Some(to) = to else {
+                    break;
+                };
+                for r in to..to + w {
+                    tmp.remove(r);
+                }
+                plan.push((v, to));
+            }
+            if plan.len() < occupants.len() {
+                continue;
+            }
+            for (v, to) in plan {
+                let w = usize::from(f.vreg(v).words);
+                let from = usize::from(self.assignment[v.0 as usize].expect("active").num);
+                let entry = self.owner[from].expect("an active value owns its registers");
+                for r in from..from + w {
+                    self.owner[r] = None;
+                    self.free.insert(r);
+                }
+                for r in to..to + w {
+                    self.owner[r] = Some(entry);
+                    self.free.remove(r);
+                }
+                self.assignment[v.0 as usize] = Some(PReg {
+                    class: self.class,
+                    num: to as u8,
+                });
+                // The entry under the old base finds no register of its own when it expires.
+                self.active.push(Reverse((entry.0, v.0, to)));
+            }
+            return Some(base);
+        }
+        None
+    }
 }
 
 /// A set of register numbers below 256 as bits, with an aligned first-fit search.
@@ -1637,6 +1874,46 @@ mod tests {
 
     /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
     /// definition and per use (before, one `STL.128` stored only its first four words).
+    #[test]
+    fn a_fragmented_file_makes_room_for_a_tuple_by_moving_values() {
+        // Under `.maxnreg 32` (R0-R29): twenty values take R0, R2-R20; the ten defined at even
+        // positions die, leaving R0, R3, R5, ..., R19 and R21-R29 free but no eight aligned
+        // registers in a row below R30. The 8-word tuple then takes R16-R23 once the three
+        // values still there move to R24 and up (never used, so free over their whole lives);
+        // before, the tuple spilled.
+        let mut f = pressure(2, 32);
+        let mut insts: Vec<Inst> = f.blocks[0].insts[..2].to_vec();
+        let vals: Vec<VReg> = (0..20)
+            .map(|_| f.new_vreg(RegClass::Gpr, 1, None))
+            .collect();
+        let tuple = f.new_vreg(RegClass::Gpr, 8, None);
+        let one = |m: &'static str, r: Operand| Inst::new(m, &[], vec![r, Operand::imm(1)]);
+        for v in &vals {
+            insts.push(one("DEF", Operand::def(Reg::whole(*v, 1))));
+        }
+        for v in vals.iter().step_by(2) {
+            insts.push(one("READ", Operand::use_(Reg::whole(*v, 1))));
+        }
+        insts.push(one("WIDE", Operand::def(Reg::whole(tuple, 8))));
+        insts.push(one("READ", Operand::use_(Reg::whole(tuple, 8))));
+        for v in vals.iter().skip(1).step_by(2) {
+            insts.push(one("READ", Operand::use_(Reg::whole(*v, 1))));
+        }
+        insts.push(Inst::new("EXIT", &[], vec![]));
+        f.blocks[0].insts = insts;
+        let a = allocate(&mut f).unwrap();
+        checker::check(&f, &a).unwrap();
+        assert_eq!(a.spill_bytes, 0, "nothing spills");
+        assert_eq!(a.assignment[tuple.0 as usize].map(|p| p.num), Some(16));
+        let odd: Vec<u8> = vals
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|v| a.assignment[v.0 as usize].unwrap().num)
+            .collect();
+        assert!(odd.iter().all(|&r| !(16..24).contains(&r)), "{odd:?}");
+    }
+
     #[test]
     fn a_wide_tuple_spills_as_aligned_quads() {
         let mut f = pressure(2, 32);
