@@ -460,3 +460,82 @@ fn tensormap_acquire_of_a_uniform_address_is_issued_once() {
     }
     assert_eq!(seen, 4);
 }
+
+/// A kernel whose wgmma descriptors are built from the shared window's base in the loop's body,
+/// with a block laid out before the loop header that loops back to it (the shape of pyptx
+/// `fa_ws_pingpong`: `$L__BB0_21` before `$L__BB0_2`). `DESC_STEP` in the descriptor's
+/// address makes the second kernel's descriptor change from one iteration to the next.
+const DESC_LOOP: &str = r".version 8.7
+.target sm_90a
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+.visible .entry NAME(.param .u64 out)
+{
+  .reg .b32 %r<80>; .reg .b64 %rd<10>; .reg .b16 %rs<4>; .reg .pred %p<3>;
+  mov.b32 %r1, smem;
+  mov.b32 %r2, 0;
+  bra.uni L2;
+L21:
+  add.s32 %r5, %r1, 64;
+  st.shared.u32 [%r5], %r10;
+  add.s32 %r2, %r2, 1;
+L2:
+  ld.shared.b8 %rs1, [%r1+196684];
+  setp.eq.b16 %p1, %rs1, 0;
+  @%p1 bra DONE;
+  shl.b32 %r7, %r2, DESC_STEP;
+  add.s32 %r8, %r1, %r7;
+  add.s32 %r3, %r8, 147456;
+  bfe.u32 %r4, %r3, 4, 14;
+  cvt.u64.u32 %rd1, %r4;
+  or.b64 %rd2, %rd1, 4611686293338849280;
+  bfe.u32 %r6, %r1, 4, 14;
+  cvt.u64.u32 %rd3, %r6;
+  or.b64 %rd4, %rd3, 4611686293372403712;
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r10,%r11,%r12,%r13,%r14,%r15,%r16,%r17,%r18,%r19,%r20,%r21,%r22,%r23,%r24,%r25,%r26,%r27,%r28,%r29,%r30,%r31,%r32,%r33,%r34,%r35,%r36,%r37,%r38,%r39,%r40,%r41}, %rd2, %rd4, 0, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  bra.uni L21;
+DONE:
+  ld.param.u64 %rd5, [out];
+  st.global.u32 [%rd5], %r2;
+  ret;
+}
+";
+
+/// wgmma descriptors built in the loop from values set before it (the shared window's base)
+/// are computed in the uniform datapath (`USHF`, `USGXT.U32`, `ULOP3` into the `gdesc` pair),
+/// as ptxas 13.1 does for this probe (`USGXT.U32 UR4, UR4, 0xe; ULOP3.LUT UR4, UR4, 0x2000000,
+/// …`, no `R2UR`): selection assumes the loop's PHI of the base is the value from before the
+/// loop and checks it once the loop is lowered. A descriptor the loop changes (shifted by the
+/// loop counter) falls back to the `R2UR`s of per-thread registers, after that check fails.
+#[test]
+fn wgmma_descriptors_set_before_a_loop_are_uniform() {
+    // Loop-invariant: the A descriptor's address is the base plus 0.
+    let invariant = DESC_LOOP
+        .replace("NAME", "invariant")
+        .replace("shl.b32 %r7, %r2, DESC_STEP;", "mov.b32 %r7, 0;");
+    let lines = ptxc_lines("desc_loop.ptx", &invariant);
+    let has = |l: &[String], pat: &str| l.iter().any(|x| x.contains(pat));
+    assert!(!has(&lines, "R2UR"), "{lines:#?}");
+    assert!(has(&lines, "USGXT.U32"), "{lines:#?}");
+    assert!(!has(&lines, " SGXT"), "the vector copy is dead\n{lines:#?}");
+    assert!(has(&lines, "HGMMA.64x64x16.F32"), "{lines:#?}");
+    let dir = std::env::temp_dir().join(format!("ptxc-desc-loop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("desc_loop.ptx");
+    std::fs::write(&path, &invariant).expect("write the probe");
+    if let Some(reference) = ptxas_lines(&path) {
+        assert!(!has(&reference, "R2UR"), "{reference:#?}");
+        assert!(has(&reference, "USGXT.U32"), "{reference:#?}");
+    }
+
+    // The A descriptor's address moves by 16 KiB an iteration; the B descriptor stays uniform.
+    let varying = DESC_LOOP
+        .replace("NAME", "varying")
+        .replace("DESC_STEP", "14");
+    let lines = ptxc_lines("desc_loop.ptx", &varying);
+    assert!(has(&lines, "R2UR"), "{lines:#?}");
+    assert!(has(&lines, "HGMMA.64x64x16.F32"), "{lines:#?}");
+}

@@ -236,11 +236,52 @@ impl SsaBuilder {
         same
     }
 
-    /// The block and variable of `v` when it is a PHI placed in a block not yet sealed (its
-    /// arguments are not known yet).
-    pub fn pending_phi(&self, v: VReg) -> Option<(BlockId, Var)> {
-        let (b, var, _) = *self.phis.get(&v)?;
-        (!self.sealed.contains(&b)).then_some((b, var))
+    /// For a PHI `v` that may belong to a loop still being lowered: its block, its variable and
+    /// the one value `x` that reaches it so far, if there is one. The values that reach a PHI
+    /// are its arguments once its block is sealed, else the variable's values at the end of the
+    /// predecessors lowered so far; an argument that is itself a PHI of the variable counts as
+    /// the values that reach it, so that a block laid out before the loop header that loops
+    /// back to it (pyptx `fa_ws_pingpong`'s `$L__BB0_21`, which reads the shared-window base
+    /// and falls into the header `$L__BB0_2`) does not hide `x`. Only a guess: the caller must
+    /// check with [`SsaBuilder::resolves_to`] once every block is sealed.
+    pub fn loop_phi_candidate(&self, f: &Function, v: VReg) -> Option<(BlockId, Var, VReg)> {
+        let (block, var, _) = *self.phis.get(&v)?;
+        let mut work = vec![v];
+        let mut seen = vec![v];
+        let mut same = None;
+        while let Some(p) = work.pop() {
+            let (b, _, _) = *self.phis.get(&p)?;
+            let mut args = Vec::new();
+            if self.sealed.contains(&b) {
+                let phi = &f.block(b).insts[self.phi_index(f, p)?];
+                for o in &phi.ops {
+                    if let OpKind::PhiArg(_, r) = o.kind {
+                        args.push(r.vreg()?);
+                    }
+                }
+            } else {
+                let preds = self.preds.get(b.0 as usize)?;
+                args.extend(preds.iter().filter_map(|&q| self.settled(var, q)));
+            }
+            for a in args {
+                if seen.contains(&a) || Some(a) == same || self.undefs.contains(&a) {
+                    continue;
+                }
+                if self.phis.get(&a).is_some_and(|&(_, av, _)| av == var) {
+                    if seen.len() >= 64 {
+                        return None;
+                    }
+                    seen.push(a);
+                    work.push(a);
+                    continue;
+                }
+                if same.is_some() {
+                    return None;
+                }
+                same = Some(a);
+            }
+        }
+        same.map(|x| (block, var, x))
     }
 
     /// The value of `var` at the end of `block` when it is already known there without placing

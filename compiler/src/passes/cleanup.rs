@@ -42,6 +42,7 @@ fn is_pure(mnemonic: &str) -> bool {
             | "LOP3"
             | "PLOP3"
             | "SHF"
+            | "SGXT"
             | "FADD"
             | "FMUL"
             | "FFMA"

@@ -32,6 +32,7 @@ fn uniform_mnemonic(m: &str) -> Option<&'static str> {
         "IADD3" | "VIADD" => "UIADD3",
         "LEA" => "ULEA",
         "SHF" => "USHF",
+        "SGXT" => "USGXT",
         "LOP3" => "ULOP3",
         "IMAD" => "UIMAD",
         "PRMT" => "UPRMT",
@@ -245,41 +246,45 @@ impl Cx<'_> {
         Some((up, neg))
     }
 
-    /// A PHI of a loop header still being lowered (its back edges are not known yet): when
-    /// every value known to enter it is one value `x`, the PHI is taken to be `x` — as it is
-    /// when the loop never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop
-    /// on `[%r12]`) — and the assumption is checked once every block is sealed. Only where the
-    /// operand must be uniform (an mbarrier address, [`Cx::assume_loop_phis`]): elsewhere a
-    /// value that is not provably uniform has a per-thread fallback. When the assumption was
-    /// found wrong (the loop changes the variable), `lower_function` selects the function
-    /// again with the PHI in `refused_loop_phis`, and the operand takes its per-thread form.
+    /// A PHI of a loop still being lowered (its back edges are not known yet): when every value
+    /// known to enter it is one value `x`, the PHI is taken to be `x` — as it is when the loop
+    /// never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop on `[%r12]`) —
+    /// and the assumption is checked once every block is sealed
+    /// ([`crate::lower::ssa::SsaBuilder::loop_phi_candidate`] says which values count). Only
+    /// where the operand must be uniform (an mbarrier address, a wgmma descriptor:
+    /// [`Cx::assume_loop_phis`]): elsewhere a value that is not provably uniform has a
+    /// per-thread fallback. When the assumption was found wrong (the loop changes the
+    /// variable), `lower_function` selects the function again with the PHI in
+    /// `refused_loop_phis`, and the operand takes its per-thread form.
     fn uniform_loop_phi(&mut self, v: VReg, depth: u32) -> Option<VReg> {
         if !self.assume_loop_phis {
             return None;
         }
-        let (b, var) = self.ssa.pending_phi(v)?;
+        let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
         let at = (b.0, var.0);
         if self.refused_loop_phis.contains(&at) {
             return None;
         }
         let span = self.cur_span?;
-        let preds = self.ssa.preds.get(b.0 as usize)?.clone();
-        let mut known = None;
-        for p in preds {
-            if let Some(x) = self.ssa.settled(var, p) {
-                if x == v {
-                    continue;
-                }
-                if known.is_some_and(|k| k != x) {
-                    return None;
-                }
-                known = Some(x);
-            }
-        }
-        let x = known?;
         let u = self.uniform_vreg(x, depth + 1)?;
         self.assumed_phis.push((v, x, span, at));
         self.uniform_cache.insert(v, u);
+        Some(u)
+    }
+
+    /// [`Cx::uniform_loop_phi`] for one word of a multi-word value written word by word.
+    fn uniform_loop_phi_word(&mut self, v: VReg, w: u8, depth: u32) -> Option<Reg> {
+        if !self.assume_loop_phis {
+            return None;
+        }
+        let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
+        let at = (b.0, var.0);
+        if self.refused_loop_phis.contains(&at) {
+            return None;
+        }
+        let span = self.cur_span?;
+        let u = self.uniform_word(x, w, depth + 1)?;
+        self.assumed_phis.push((v, x, span, at));
         Some(u)
     }
 
@@ -307,9 +312,12 @@ impl Cx<'_> {
         }
         let Some(def) = self.word_def.get(&(v, w)).cloned() else {
             // A PHI whose arguments are all one value (a variable read in a later block)
-            // stands for that value.
-            let same = self.ssa.trivial_phi_value(self.f, v)?;
-            return self.uniform_word(same, w, depth + 1);
+            // stands for that value; so may a PHI of a loop still being lowered (a 64-bit wgmma
+            // descriptor built before the loop, [`Cx::uniform_loop_phi`]).
+            if let Some(same) = self.ssa.trivial_phi_value(self.f, v) {
+                return self.uniform_word(same, w, depth + 1);
+            }
+            return self.uniform_loop_phi_word(v, w, depth);
         };
         let def = def?;
         // Besides the word, the instruction may write a carry predicate (the low half of a
@@ -330,8 +338,12 @@ impl Cx<'_> {
         {
             return None;
         }
-        if def.mnemonic == "COPY" {
-            // A word copied in (`pair`, `set_word`): the uniform value of its source.
+        let moved = def.mnemonic == "MOV"
+            && def.mods.is_empty()
+            && matches!(def.uses().next(), Some(Reg::Virt { .. }));
+        if def.mnemonic == "COPY" || moved {
+            // A word copied in (`pair`, `set_word`, the low word of `cvt.u64.u32`): the uniform
+            // value of its source, not a `UMOV` of it.
             let src = def.uses().next()?;
             return if src.count() == 1 {
                 self.uniform_of(src)

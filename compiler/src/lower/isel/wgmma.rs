@@ -153,8 +153,15 @@ impl Cx<'_> {
         let b64 = Ty::parse("b64").expect("b64");
         let v = self.val(v, b64)?;
         let r = self.to_reg(v, 2);
-        if let Some(u) = self.uniform_of(r) {
-            return Some(u);
+        // PTX requires the descriptor to be warp-uniform, so a loop-header PHI of it (a
+        // descriptor built before the loop, read in it) may be assumed to be its value from
+        // before the loop, checked once the loop is lowered (selection runs again without the
+        // assumption when it is wrong).
+        self.assume_loop_phis = true;
+        let u = self.uniform_pair(r);
+        self.assume_loop_phis = false;
+        if u.is_some() {
+            return u;
         }
         let u = self.new_vreg(RegClass::Ugpr, 2);
         for w in 0..2 {
