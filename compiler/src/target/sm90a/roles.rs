@@ -107,9 +107,7 @@ pub fn accesses_into(f: &Form, w: &[u64; 2], out: &mut Vec<Access>) {
                 for t in &m.terms {
                     match &t.term {
                         TermSpec::Gpr(fl) => push(out, r(fl.get(w) as u8), t.regs, Role::Use),
-                        TermSpec::Ugpr(fl) => {
-                            push(out, ur(fl.get(w) as u8), t.regs, Role::Use)
-                        }
+                        TermSpec::Ugpr(fl) => push(out, ur(fl.get(w) as u8), t.regs, Role::Use),
                         TermSpec::Imm(_) => {}
                     }
                 }
