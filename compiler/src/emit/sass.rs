@@ -272,6 +272,30 @@ fn check_gmma_waits(f: &Function) -> Result<(), String> {
     Ok(())
 }
 
+/// ptxas's `NOP` for a wait on a tensor-core result: `@!UPT UIADD3 URZ, URZ, URZ, URZ`.
+///
+/// This and [`ret_through`] are built, not parsed: the parser interns every name of the form
+/// tables on its first use, 1.27M of the 2.44M instructions of compiling `zluda/vector` (a
+/// kernel with a subroutine) before; the tests check that they equal the parsed text.
+fn tensor_nop() -> Instr {
+    let urz = sass::Operand::new(sass::OperandKind::Reg(sass::URZ));
+    Instr::new("UIADD3", &[], vec![urz; 4]).guard(sass::Guard {
+        pred: sass::UPT,
+        neg: true,
+    })
+}
+
+/// A subroutine's return (`lower/isel/call.rs`): through the return address register `R{num}`,
+/// to its value plus 0, `RET.REL.NODEC R{num} 0x0`.
+fn ret_through(num: u8) -> Instr {
+    let reg = sass::Reg {
+        file: sass::RegFile::Gpr,
+        num,
+    };
+    let target = sass::Operand::new(sass::OperandKind::RegTarget(reg, 0));
+    Instr::new("RET", &["REL", "NODEC"], vec![target])
+}
+
 /// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
 /// index)` (index = the block's length: after its last instruction). Returns the function
 /// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
@@ -316,8 +340,7 @@ fn lay_out(
             let (count, tensor) = nops.get(&(bi, ii)).copied().unwrap_or((0, false));
             for _ in 0..count {
                 let mut nop = if tensor {
-                    sass::parse_instr("@!UPT UIADD3 URZ, URZ, URZ, URZ")
-                        .expect("the UIADD3 NOP parses")
+                    tensor_nop()
                 } else {
                     Instr::new("NOP", &[], vec![])
                 };
@@ -351,8 +374,7 @@ fn lay_out(
                     })) => reg.num,
                     _ => return Err(format!("`{}`: a RET without its return address", f.name)),
                 };
-                sass::parse_instr(&format!("RET.REL.NODEC R{num} 0x0"))
-                    .map_err(|e| format!("RET: {e}"))?
+                ret_through(num)
             } else if mi.mnemonic == "MOV"
                 && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_)))
             {
@@ -549,4 +571,25 @@ fn addresses(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_instructions_equal_their_text() {
+        let parsed = |t: &str| sass::parse_instr(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        assert_eq!(tensor_nop(), parsed("@!UPT UIADD3 URZ, URZ, URZ, URZ"));
+        for num in [0u8, 2, 17, 254] {
+            assert_eq!(
+                ret_through(num),
+                parsed(&format!("RET.REL.NODEC R{num} 0x0"))
+            );
+        }
+        assert_eq!(
+            sass::encode(&ret_through(2)).unwrap(),
+            sass::encode(&parsed("RET.REL.NODEC R2 0x0")).unwrap()
+        );
+    }
 }

@@ -404,16 +404,23 @@ fn bound_mods_recalled(
     alias: &mut [bool],
 ) -> bool {
     BOUND_MODS.with(|memo| {
-        let memo = memo.borrow();
-        let Some(b) = memo
+        let mut memo = memo.borrow_mut();
+        let Some(at) = memo
             .iter()
-            .find(|b| b.form == f.id && same_mods(&b.mods, mods))
+            .position(|b| b.form == f.id && same_mods(&b.mods, mods))
         else {
             return false;
         };
+        let b = &memo[at];
         vals.copy_from_slice(&b.vals);
         for (i, a) in alias.iter_mut().enumerate() {
             *a = b.alias >> i & 1 == 1;
+        }
+        // A hit moves one place towards the front (each binding is remembered once, so the
+        // order only decides how soon the search finds it): the few bindings a function repeats
+        // gather at the front.
+        if at > 0 {
+            memo.swap(at, at - 1);
         }
         true
     })
