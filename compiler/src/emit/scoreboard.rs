@@ -1680,6 +1680,7 @@ pub fn assign(code: &[Instr]) -> Result<Assigned, String> {
 /// * `CCTL.IVALL` sets nothing; `FENCE.VIEW.ASYNC` sets SB0 only (`[B01----:R-:W0:-:S15]`);
 /// * `ERRBAR`, `HMMA` and `IMMA` stall 0 (`[B01----:R-:W-:-:S00]`);
 /// * `EXIT` sets nothing;
+/// * `WARPGROUP.DEPBAR` waits for nothing (`[B------:R-:W-:-:S15]`);
 /// * an instruction that never executes (`@!PT LDS RZ, [RZ]`, the padding before a fence)
 ///   gets `[B------:R-:W-:Y:S01]`;
 /// * the padding after the code (`BRA` to itself, `NOP`s) gets `[B------:R-:W-:-:S00]`.
@@ -1705,6 +1706,10 @@ pub fn serial_ctrl(i: &Instr, node: &Node) -> Ctrl {
         "MEMBAR" | "BAR" => c.rbar = 1,
         "ERRBAR" | "HMMA" | "IMMA" => c.stall = 0,
         "EXIT" => {}
+        // `WARPGROUP.DEPBAR` takes no wait mask (nvdisasm rejects one:
+        // tests/sass-probes/ctrlrules.txt): ptxas -g gives it `[B------:R-:W-:-:S15]`
+        // (pyptx/fa_ws_pingpong_sm90a under -g, 87 of them).
+        "WARPGROUP" if i.mods.contains(&"DEPBAR") => c.wait = 0,
         "FENCE" if !reads_regs => c.wbar = 0,
         "CCTL" if !reads_regs => {}
         // ptxas -g: `LDGSTS` and `LDGDEPBAR` are `[B01----:R1:W0:-:S15]` (probe

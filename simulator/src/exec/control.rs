@@ -1,5 +1,5 @@
 //! Per-thread control instructions and special registers: EXIT, CALL, RET, BSSY, BSYNC,
-//! WARPSYNC, BMOV, BAR, B2R, S2R, S2UR, CS2R, LEPC, NOP, NANOSLEEP, BPT.
+//! WARPSYNC, ENDCOLLECTIVE, BMOV, BAR, B2R, S2R, S2UR, CS2R, LEPC, NOP, NANOSLEEP, BPT.
 
 use super::{BarWait, Cx, Flow, R, Red, State, allow, invalid, op, unimpl};
 use crate::SimError;
@@ -34,8 +34,17 @@ pub(super) fn exec(m: &str, d: &Decoded, cx: &mut Cx) -> R<Option<Flow>> {
             let b = barrier(d, op(d, 1)?)?;
             Flow::Block(State::Bsync(b as u8))
         }
+        // `WARPSYNC.COLLECTIVE mask, after` (ptxas -O0/-g) opens the collective region that
+        // `ENDCOLLECTIVE` closes. Modelled as a `WARPSYNC` of the mask that falls through into
+        // the region: PTX requires every thread of a `.sync` instruction's membermask to
+        // execute it, so once they have synchronized the region runs once for all of them
+        // (`after`, the instruction after `ENDCOLLECTIVE`, is not needed).
+        "ENDCOLLECTIVE" => {
+            allow(d, &[])?;
+            Flow::Next
+        }
         "WARPSYNC" => {
-            allow(d, &["ALL"])?;
+            allow(d, &["ALL", "COLLECTIVE"])?;
             let mask = if d.has("ALL") {
                 u32::MAX
             } else {

@@ -426,13 +426,13 @@ fn f2i(d: &Decoded, cx: &mut Cx) -> R<()> {
 }
 
 fn f2f(d: &Decoded, cx: &mut Cx) -> R<()> {
-    allow(d, &["FTZ", "F64", "F32", "F16", "RM", "RP", "RZ"])?;
+    allow(d, &["FTZ", "F64", "F32", "F16", "BF16", "RM", "RP", "RZ"])?;
     let ftz = d.has("FTZ");
     let mods = d.mods();
     let types: Vec<&str> = mods
         .iter()
         .copied()
-        .filter(|m| matches!(*m, "F64" | "F32" | "F16"))
+        .filter(|m| matches!(*m, "F64" | "F32" | "F16" | "BF16"))
         .collect();
     let (dst, srct) = match types.as_slice() {
         [a, b] => (*a, *b),
@@ -451,6 +451,8 @@ fn f2f(d: &Decoded, cx: &mut Cx) -> R<()> {
     match dst {
         "F64" => cx.set64(d, op(d, 0)?, fp::pack(v, fp::F64, p)),
         "F32" => cx.set(d, op(d, 0)?, fp::pack(v, fp::F32, p) as u32),
+        // `F2F.BF16.F32` (ptxas -g's `cvt.rn.bf16.f32`): the bf16 in the low half, as F16.
+        "BF16" => cx.set(d, op(d, 0)?, fp::pack(v, fp::BF16, p) as u32),
         _ => cx.set(d, op(d, 0)?, fp::pack(v, fp::F16, p) as u32),
     }
 }

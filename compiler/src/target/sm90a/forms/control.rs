@@ -1,4 +1,5 @@
-//! Forms: control flow and system (BRA, EXIT, CALL, RET, BSSY, BSYNC, BREAK, WARPSYNC, BAR,
+//! Forms: control flow and system (BRA, EXIT, CALL, RET, BSSY, BSYNC, BREAK, WARPSYNC,
+//! ENDCOLLECTIVE, BAR,
 //! NOP, NANOSLEEP, BPT, DEPBAR, LEPC, BMOV, B2R, S2R, CS2R).
 //!
 //! Branch offsets are in 4-byte units and relative to the next instruction: target = address +
@@ -70,6 +71,27 @@ pub(super) fn forms() -> Vec<Form> {
         form("WARPSYNC", 0x948)
             .ev("pyptx/matmul_tma_v33_sm90a; survey WARPSYNC 0x948")
             .m("ALL")
+            .op(cond()),
+        // The -O0/-g form of a warp-synchronous instruction: `WARPSYNC.COLLECTIVE R, target`
+        // (bit 86; no EXCLUSIVE: bit 85 is rejected), the instruction, then `ENDCOLLECTIVE`;
+        // the target is the instruction after the `ENDCOLLECTIVE` (branch offset [23:16] ∪
+        // [81:34]). Scoreboards rejected as for WARPSYNC.
+        form("WARPSYNC", 0x348)
+            .ev("zluda/shfl_sync_bfly_b32_pred (ptxas -g); tests/sass-probes/debugforms.txt")
+            .m("COLLECTIVE")
+            .hide(86, 1, 1)
+            .op(cond())
+            .op(gpr(24))
+            .op(rel_target(br_field())),
+        form("WARPSYNC", 0x948)
+            .ev("pyptx/intrinsics-sm90__test_barrier_cluster (ptxas -g); tests/sass-probes/debugforms.txt")
+            .m("COLLECTIVE")
+            .m("ALL")
+            .hide(86, 1, 1)
+            .op(cond())
+            .op(rel_target(br_field())),
+        form("ENDCOLLECTIVE", 0x91b)
+            .ev("zluda/shfl_sync_bfly_b32_pred (ptxas -g); tests/sass-probes/debugforms.txt")
             .op(cond()),
         form("CALL", 0x944)
             .ev("zluda/call; survey CALL 0x944; targets.txt")

@@ -186,6 +186,11 @@ pub(super) fn forms() -> Vec<Form> {
         f2f("F32", 2, "F64", 3, 0x310),
         f2f("F16", 1, "F32", 2, 0x304),
         f2f("F32", 2, "F16", 1, 0x304),
+        // To bf16: size field [76:75] 0 and bit 77 set (nvdisasm rejects the word with bit 77
+        // clear or bit 76 set); ptxas -g's `cvt.rn.bf16.f32` (tests/sass-probes/debugforms.txt).
+        f2f("BF16", 0, "F32", 2, 0x304)
+            .ev("zluda/uint_to_fp_bf16 (ptxas -g); tests/sass-probes/debugforms.txt")
+            .hide(77, 1, 1),
         f2fp_unpack(),
         i2ip(),
     ];
