@@ -69,7 +69,7 @@ const IDENTICAL_FLOOR: usize = 262;
 /// `matmul_tma_v33` and `_v34` (no `ANNOTATIONS`) and the `WARPSYNC.ALL` before a `setmaxnreg`
 /// is dropped where the warp is provably converged, as ptxas does (`fa_ws_pingpong` has no
 /// `CRS_STACK_SIZE`, like ptxas's). The one other differs because the code differs: spill code
-/// in ptxc's `fa_ws_pingpong` only (`ANNOTATIONS`; 584 B of stack, ptxas none).
+/// in ptxc's `fa_ws_pingpong` only (`ANNOTATIONS`; 440 B of stack, ptxas none).
 const SAME_KINDS_FLOOR: usize = 261;
 
 /// PTX → (encoded functions, cubin bytes), or the first line of the first diagnostic.

@@ -145,8 +145,9 @@ fn pyptx_matmul_accumulators_share_their_copies_registers() {
 /// (the P tile's 32 pairs among them) until a window was free: a 648-byte frame (1 232 B of
 /// spill stores, 4 292 B of loads). Moving active values out of a window
 /// (`Relocation::make_window`) and spilling by weight (uses per point of the interval) leave
-/// 584 B (912 B of stores, 2 100 B of loads). ptxas spills nothing: it keeps the Q
-/// descriptors (16 registers here) in uniform registers. Ceiling: the frame reached.
+/// 584 B (912 B of stores, 2 100 B of loads); with the Q descriptors (16 registers here) in
+/// uniform registers, as ptxas keeps them, 440 B (784 B, 1 692 B). ptxas spills nothing.
+/// Ceiling: the frame reached.
 #[test]
 fn pyptx_fa_ws_pingpong_spills_by_weight_and_moves_values_for_its_accumulators() {
     let name = "pyptx__fa_ws_pingpong_sm90a.ptx";
@@ -159,6 +160,6 @@ fn pyptx_fa_ws_pingpong_spills_by_weight_and_moves_values_for_its_accumulators()
     let (_, built, _) =
         ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
     let k = &built.kernels[0];
-    assert!(k.frame <= 584, "{name}: {k:?}");
+    assert!(k.frame <= 440, "{name}: {k:?}");
     assert_eq!(k.registers, 168, "{name}: {k:?}");
 }
