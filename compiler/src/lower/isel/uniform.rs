@@ -246,6 +246,25 @@ impl Cx<'_> {
         Some((up, neg))
     }
 
+    /// The value a loop PHI `v` is assumed to hold while its loop is lowered
+    /// ([`crate::lower::ssa::SsaBuilder::loop_phi_candidate`]), with the span and the PHI's
+    /// (block, variable) that [`Cx::assumed_phis`] records; `None` when assumptions are off or
+    /// this PHI's was refused.
+    fn assumable_loop_phi(
+        &self,
+        v: VReg,
+    ) -> Option<(VReg, crate::frontend::ast::Span, (u32, u32))> {
+        if !self.assume_loop_phis {
+            return None;
+        }
+        let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
+        let at = (b.0, var.0);
+        if self.refused_loop_phis.contains(&at) {
+            return None;
+        }
+        Some((x, self.cur_span?, at))
+    }
+
     /// A PHI of a loop still being lowered (its back edges are not known yet): when every value
     /// known to enter it is one value `x`, the PHI is taken to be `x` — as it is when the loop
     /// never writes the variable (`mov.u32 %r12, bar` before a `try_wait` loop on `[%r12]`) —
@@ -257,15 +276,7 @@ impl Cx<'_> {
     /// variable), `lower_function` selects the function again with the PHI in
     /// `refused_loop_phis`, and the operand takes its per-thread form.
     fn uniform_loop_phi(&mut self, v: VReg, depth: u32) -> Option<VReg> {
-        if !self.assume_loop_phis {
-            return None;
-        }
-        let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
-        let at = (b.0, var.0);
-        if self.refused_loop_phis.contains(&at) {
-            return None;
-        }
-        let span = self.cur_span?;
+        let (x, span, at) = self.assumable_loop_phi(v)?;
         let u = self.uniform_vreg(x, depth + 1)?;
         self.assumed_phis.push((v, x, span, at));
         self.uniform_cache.insert(v, u);
@@ -274,15 +285,7 @@ impl Cx<'_> {
 
     /// [`Cx::uniform_loop_phi`] for one word of a multi-word value written word by word.
     fn uniform_loop_phi_word(&mut self, v: VReg, w: u8, depth: u32) -> Option<Reg> {
-        if !self.assume_loop_phis {
-            return None;
-        }
-        let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
-        let at = (b.0, var.0);
-        if self.refused_loop_phis.contains(&at) {
-            return None;
-        }
-        let span = self.cur_span?;
+        let (x, span, at) = self.assumable_loop_phi(v)?;
         let u = self.uniform_word(x, w, depth + 1)?;
         self.assumed_phis.push((v, x, span, at));
         Some(u)
