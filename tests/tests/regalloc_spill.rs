@@ -118,23 +118,15 @@ fn spilled_pairs_written_a_word_at_a_time_keep_both_words() {
 /// 544 B (`_v34`; ptxas 162), 226 (`_v35`; ptxas 112). Ceilings: the counts reached (188,
 /// 194 and 139 with coalescing alone; the peeled `mbarrier.try_wait` loops,
 /// `passes/peel_wait.rs`, keep their address and phase live to the retry blocks after the
-/// last block: 2–4 more).
+/// last block: 2–4 more; computing the wgmma descriptors in uniform registers, 4 fewer).
 #[test]
 fn pyptx_matmul_accumulators_share_their_copies_registers() {
     for (name, ceiling) in [
-        ("pyptx__matmul_tma_v33_sm90a.ptx", 190),
-        ("pyptx__matmul_tma_v34_sm90a.ptx", 198),
-        ("pyptx__matmul_tma_v35_sm90a.ptx", 143),
+        ("pyptx__matmul_tma_v33_sm90a.ptx", 184),
+        ("pyptx__matmul_tma_v34_sm90a.ptx", 192),
+        ("pyptx__matmul_tma_v35_sm90a.ptx", 137),
     ] {
-        let path = ptxc_tests::shared_dir().join("corpus/pyptx").join(name);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("skipped: {} is not there", path.display());
-            return;
-        };
-        let src = ptxc::diag::SourceFile::new(name, text);
-        let (_, built, _) =
-            ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
-        let k = &built.kernels[0];
+        let Some(k) = pyptx_kernel(name) else { return };
         assert_eq!(k.frame, 0, "{name} spills: {k:?}");
         assert!(k.registers <= ceiling, "{name}: {k:?}");
     }
@@ -151,15 +143,21 @@ fn pyptx_matmul_accumulators_share_their_copies_registers() {
 #[test]
 fn pyptx_fa_ws_pingpong_spills_by_weight_and_moves_values_for_its_accumulators() {
     let name = "pyptx__fa_ws_pingpong_sm90a.ptx";
+    let Some(k) = pyptx_kernel(name) else { return };
+    assert!(k.frame <= 440, "{name}: {k:?}");
+    assert_eq!(k.registers, 168, "{name}: {k:?}");
+}
+
+/// The first kernel of a pyptx corpus file, compiled (`None`, with a note, when the corpus is
+/// not there).
+fn pyptx_kernel(name: &str) -> Option<ptxc::emit::build::KernelInfo> {
     let path = ptxc_tests::shared_dir().join("corpus/pyptx").join(name);
     let Ok(text) = std::fs::read_to_string(&path) else {
         eprintln!("skipped: {} is not there", path.display());
-        return;
+        return None;
     };
     let src = ptxc::diag::SourceFile::new(name, text);
     let (_, built, _) =
         ptxc_tests::compile_pipeline(&src).unwrap_or_else(|d| panic!("{}", src.render(&d[0])));
-    let k = &built.kernels[0];
-    assert!(k.frame <= 440, "{name}: {k:?}");
-    assert_eq!(k.registers, 168, "{name}: {k:?}");
+    built.kernels.into_iter().next()
 }
