@@ -97,16 +97,25 @@ struct Local {
 /// same sets; a union is a few word `OR`s instead of a merge of lists (measured in
 /// `docs/passes/regalloc.md`, "Liveness").
 fn dense(nb: usize, l: &Local, cfg: &Cfg, order: &[BlockId], limit: usize) -> Option<Liveness> {
-    let mut values: Vec<u32> = l
+    // Collect the values once each (a flag per register), giving up as soon as there are too
+    // many: a large kernel falls back to the lists without paying for the whole collection.
+    let mut seen = vec![false; l.def_block.len()];
+    let mut values = Vec::new();
+    for &v in l
         .uses
         .iter()
         .chain(&l.phi_uses)
         .chain(&l.phi_defs)
         .flatten()
-        .copied()
-        .collect();
+    {
+        if !std::mem::replace(&mut seen[v as usize], true) {
+            if values.len() == limit {
+                return None;
+            }
+            values.push(v);
+        }
+    }
     values.sort_unstable();
-    values.dedup();
     let words = values.len().div_ceil(64).max(1);
     if values.len() > limit || nb.saturating_mul(words).saturating_mul(6 * 8) > DENSE_MAX_BYTES {
         return None;
