@@ -256,7 +256,7 @@ pub struct Block {
 }
 
 /// A statement in a function body. Large variants are boxed so that the parser moves small
-/// values (see `docs/passes/frontend.md`).
+/// values (see `docs/ARCHITECTURE.md`, "`frontend/` — PTX text to a checked module").
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Var(Box<VarDecl>),
