@@ -539,3 +539,60 @@ fn wgmma_descriptors_set_before_a_loop_are_uniform() {
     assert!(has(&lines, "R2UR"), "{lines:#?}");
     assert!(has(&lines, "HGMMA.64x64x16.F32"), "{lines:#?}");
 }
+
+/// Copies from shared to global memory whose operands are warp-uniform are issued once for the
+/// warp, with no `ELECT` loop, as ptxas 13.1 does (`tests/sass-probes/ptx/bulk_store.ptx`): the
+/// threads would store the same bytes to the same place. Under a `%tid` guard the copy runs if
+/// any thread has it (`VOTEU`); a `%tid`-dependent operand keeps a loop (ptxas's rounds are per
+/// distinct value, `R2UR P1, …`; ptxc's per thread, with `ELECT`).
+#[test]
+fn bulk_stores_of_uniform_operands_are_issued_once() {
+    let (path, text) = probe("bulk_store.ptx");
+    let src = SourceFile::new("bulk_store.ptx".to_string(), text);
+    let (encoded, _, _) = ptxc_tests::compile_pipeline(&src)
+        .unwrap_or_else(|d| panic!("bulk_store.ptx: {}", src.render(&d[0])));
+    let copy = |l: &String| l.contains("UBLKCP") || l.contains("UTMASTG");
+    let theirs = ptxas(&path, &[]).map(|out| {
+        let cubin = out.cubin.expect("ptxas accepts the probe");
+        cuobjdump_sass(&cubin).expect("cuobjdump reads ptxas's cubin")
+    });
+    let mut seen = 0;
+    for f in &encoded {
+        let lines = ptxc_tests::listing_lines(f);
+        let name = &f.name;
+        let count = |pat: &str| lines.iter().filter(|l| l.contains(pat)).count();
+        let per_thread = name.contains("_tid_");
+        let guarded = name.ends_with("tid0");
+        assert_eq!(
+            lines.iter().filter(|l| copy(l)).count(),
+            1,
+            "{name}\n{lines:#?}"
+        );
+        assert_eq!(
+            count("BRA.U.ANY"),
+            usize::from(per_thread),
+            "{name}\n{lines:#?}"
+        );
+        assert_eq!(
+            count("ELECT"),
+            usize::from(per_thread),
+            "{name}\n{lines:#?}"
+        );
+        assert_eq!(count("VOTEU"), usize::from(guarded), "{name}\n{lines:#?}");
+        if let Some(listing) = &theirs {
+            // ptxas's listing of this kernel: from its `Function :` line to the next.
+            let body: Vec<&str> = listing
+                .split("Function : ")
+                .find(|part| part.starts_with(&format!("{name}\n")))
+                .unwrap_or_else(|| panic!("ptxas has {name}"))
+                .lines()
+                .collect();
+            let has = |pat: &str| body.iter().filter(|l| l.contains(pat)).count();
+            assert_eq!(has("BRA.U.ANY"), usize::from(per_thread), "ptxas {name}");
+            assert_eq!(has("UBLKCP") + has("UTMASTG"), 1, "ptxas {name}");
+            assert_eq!(has("VOTEU") > 0, guarded, "ptxas {name}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 8);
+}

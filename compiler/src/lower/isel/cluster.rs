@@ -1512,6 +1512,40 @@ impl Cx<'_> {
         self.under_guard(move |cx| cx.per_thread_uniform_loop(operands, issue));
     }
 
+    /// Issues a copy from shared to global memory (`issue`, given its operands in uniform
+    /// registers) once for the warp when every operand is warp-uniform, as ptxas does: the
+    /// threads would store the same bytes to the same place, so one copy does what their 32
+    /// do. Under a PTX guard the copy runs when any thread has it (`VOTEU.ANY`, or `VOTEU.ALL`
+    /// of the guard for `@!p`). Probes (ptxas 13.1, `cp.async.bulk.global.shared::cta
+    /// .bulk_group` and `cp.async.bulk.tensor.1d.global.shared::cta.bulk_group`):
+    ///
+    /// * operands uniform, no guard: one `UBLKCP.G.S` / `UTMASTG.1D`, no `ELECT`;
+    /// * the same under `@p`, `p = tid == 0`: `VOTEU.ALL UP0, !p; @!UP0 UBLKCP.G.S`;
+    /// * in a loop of four: four `UBLKCP.G.S`, none in a loop of its own;
+    /// * a `%tid`-dependent source or destination: a loop, which ptxas builds with
+    ///   `@P0 R2UR P1, UR7, R0` (one round per distinct value); ptxc keeps the `ELECT` loop of
+    ///   [`Cx::issue_per_thread`] there (one round per thread: the same stores, more rounds).
+    ///
+    /// Copies from global to shared memory complete on an mbarrier, where each thread's copy
+    /// counts; they keep the per-thread recipes.
+    pub(super) fn issue_store_once(
+        &mut self,
+        operands: Vec<Reg>,
+        issue: impl FnOnce(&mut Self, Vec<Reg>),
+    ) {
+        let mut uniform = Vec::with_capacity(operands.len());
+        for &r in &operands {
+            match self.uniform_pair(r).or_else(|| self.uniform_of(r)) {
+                Some(u) => uniform.push(u),
+                None => return self.issue_per_thread(operands, issue),
+            }
+        }
+        let saved = self.guard;
+        self.guard = self.uniform_guard();
+        issue(self, uniform);
+        self.guard = saved;
+    }
+
     /// `@p R2UR u, r` for each word of `r`: the value of the thread that has `p` (at most one
     /// does) in a fresh uniform register.
     fn r2ur_if(&mut self, r: Reg, p: Reg) -> Reg {
@@ -1648,17 +1682,18 @@ impl Cx<'_> {
     }
 
     /// `cp.async.bulk` (non-tensor): `UBLKCP.S.G [dst|mbar], [src], bytes/16` (global → shared,
-    /// completing on the mbarrier) or `UBLKCP.G.S [dst], [src], bytes/16` (shared → global,
-    /// `.bulk_group`), once per active thread.
+    /// completing on the mbarrier; once per active thread) or `UBLKCP.G.S [dst], [src],
+    /// bytes/16` (shared → global, `.bulk_group`; once for the warp when its operands are
+    /// warp-uniform, [`Cx::issue_store_once`]).
     fn bulk_copy(&mut self, op: &PtxOp<'_>) -> bool {
-        if self.guard.is_some() {
-            return false;
-        }
         let ops = op.operands();
         let to_shared = matches!(
             op.flags.first(),
             Some(&".shared::cluster" | &".shared::cta")
         );
+        if to_shared && self.guard.is_some() {
+            return false;
+        }
         let u32t = Ty::parse("u32").expect("u32");
         let (dst, src, size, mbar) = match (to_shared, ops) {
             (true, [d, s, n, m]) => (d, s, n, Some(m)),
@@ -1737,7 +1772,7 @@ impl Cx<'_> {
             let Some(s) = self.shared_address(src, false) else {
                 return true;
             };
-            self.per_thread_uniform_loop(vec![d, s, size_reg], move |cx, u| {
+            self.issue_store_once(vec![d, s, size_reg], move |cx, u| {
                 cx.emit(Inst::new(
                     "UBLKCP",
                     &["G", "S"],
@@ -1847,9 +1882,8 @@ impl Cx<'_> {
 
     /// `cp.async.bulk.tensor.{1,2}d.global.shared::cta.bulk_group [tmap, {c…}], [src]` →
     /// `UTMASTG.<n>D [src|c…], [tmap]` (probe `tests/sass-probes/ptx/tensormap.ptx`:
-    /// `UMOV UR5, UR6; UMOV UR6, UR7; UTMASTG.2D [UR4], [UR8]`). ptxas issues it once when
-    /// every operand is warp-uniform; ptxc issues it once per distinct set of operands with
-    /// the ELECT loop of the loads, which stores the same tile again at most.
+    /// `UMOV UR5, UR6; UMOV UR6, UR7; UTMASTG.2D [UR4], [UR8]`), once for the warp when its
+    /// operands are warp-uniform ([`Cx::issue_store_once`]).
     fn tensor_store(&mut self, op: &PtxOp<'_>, dim: &'static str) -> bool {
         let [tdst, src] = op.operands() else {
             return false;
@@ -1876,7 +1910,7 @@ impl Cx<'_> {
         };
         regs.push(t);
         let n = coords.len();
-        self.issue_per_thread(regs, move |cx, u| {
+        self.issue_store_once(regs, move |cx, u| {
             let tuple = cx.ur_tuple(&u[0..1 + n]);
             let ops = vec![Self::ur_mem1(tuple), Self::ur_mem1(u[1 + n])];
             cx.emit(Inst::new("UTMASTG", &[dim], ops));
