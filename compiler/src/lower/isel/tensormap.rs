@@ -459,7 +459,7 @@ impl Cx<'_> {
     }
 
     /// `fence.proxy.tensormap::generic.acquire.<scope> [g], 128` (probe, every scope alike):
-    /// `DEPBAR {5,4,3,2,1,0}; UTMACCTL.IV [UR]; UTMACMDFLUSH`, the address in uniform
+    /// `DEPBAR {5,4,3,2,1,0}; UTMACCTL.IV [UR]; UTMACMDFLUSH; NOP`, the address in uniform
     /// registers (once per distinct address when it differs between threads).
     fn tensormap_acquire(&mut self, op: &PtxOp<'_>) -> bool {
         let [g, n] = op.operands() else {
@@ -500,6 +500,10 @@ impl Cx<'_> {
                 }),
             }
             cx.emit(Inst::new("UTMACMDFLUSH", &[], vec![]));
+            // ptxas waits for the flush on a `NOP` of its own (probes `acqst`, `acqbar`: `NOP`
+            // with wait mask 0x8 before the `STG` or `BAR.SYNC`; every `UTMACCTL.IV` of the
+            // corpora's listings is followed so).
+            cx.emit(Inst::new("NOP", &[], vec![]));
         });
         true
     }
