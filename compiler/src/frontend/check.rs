@@ -460,6 +460,9 @@ struct Shape {
     space: Option<Space>,
     /// Whether the first operand is a source (`st`, `red`, …), not a destination.
     is_store: bool,
+    /// Whether [`Checker::special_rules`] has a rule for the instruction (`cvt`, `bar`,
+    /// `barrier`).
+    special_rules: bool,
 }
 
 /// Per-function state while checking a body.
@@ -468,7 +471,51 @@ struct FnCtx {
     /// What each name looked up so far resolves to ([`Checker::resolve`]): a body names the
     /// same few registers thousands of times, and a name's meaning changes only when a
     /// declaration is added or a block is entered or left, which empty this memo.
-    resolved: RefCell<HashMap<CompactString, Resolved>>,
+    resolved: RefCell<ResolvedMemo>,
+}
+
+/// The memo of [`FnCtx::resolved`]. A name of at most 15 bytes (`%rd123`: nearly every name in
+/// a body) is keyed by its bytes packed into one integer ([`short_key`]), which hashes and
+/// compares in a few instructions; a longer name by its text.
+#[derive(Default)]
+struct ResolvedMemo {
+    short: HashMap<u128, Resolved>,
+    long: HashMap<CompactString, Resolved>,
+}
+
+impl ResolvedMemo {
+    fn get(&self, name: &str, key: Option<u128>) -> Option<Resolved> {
+        match key {
+            Some(k) => self.short.get(&k),
+            None => self.long.get(name),
+        }
+        .copied()
+    }
+
+    fn insert(&mut self, name: &str, key: Option<u128>, r: Resolved) {
+        match key {
+            Some(k) => self.short.insert(k, r),
+            None => self.long.insert(CompactString::new(name), r),
+        };
+    }
+
+    fn clear(&mut self) {
+        self.short.clear();
+        self.long.clear();
+    }
+}
+
+/// `name`'s bytes and length packed into one integer (distinct names give distinct keys), if
+/// it has at most 15 bytes.
+fn short_key(name: &str) -> Option<u128> {
+    let bytes = name.as_bytes();
+    if bytes.len() > 15 {
+        return None;
+    }
+    let mut packed = [0u8; 16];
+    packed[..bytes.len()].copy_from_slice(bytes);
+    packed[15] = bytes.len() as u8;
+    Some(u128::from_le_bytes(packed))
 }
 
 impl FnCtx {
@@ -1303,13 +1350,12 @@ impl Checker {
     /// What `name` means in the function's current scopes, remembered in `ctx` (see
     /// [`FnCtx::resolved`]).
     fn resolve(&self, name: &str, ctx: &FnCtx) -> Resolved {
-        if let Some(r) = ctx.resolved.borrow().get(name) {
-            return *r;
+        let key = short_key(name);
+        if let Some(r) = ctx.resolved.borrow().get(name, key) {
+            return r;
         }
         let r = self.resolve_uncached(name, ctx);
-        ctx.resolved
-            .borrow_mut()
-            .insert(CompactString::new(name), r);
+        ctx.resolved.borrow_mut().insert(name, key, r);
         r
     }
 
@@ -1379,15 +1425,17 @@ impl Checker {
         let chosen = shape.chosen;
         let mods = &ins.modifiers[shape.name_words..];
         let opcode_span = opcode_span(ins, mods);
-        let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
-        let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
-        for (m, t) in mods.iter().zip(&shape.types) {
-            match t {
-                Some(t) => types.push((*t, m.span)),
-                None => others.push(m),
+        if shape.special_rules {
+            let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
+            let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
+            for (m, t) in mods.iter().zip(&shape.types) {
+                match t {
+                    Some(t) => types.push((*t, m.span)),
+                    None => others.push(m),
+                }
             }
+            self.special_rules(ins, form_name, &others, &types, opcode_span);
         }
-        self.special_rules(ins, form_name, &others, &types, opcode_span);
 
         // Operands.
         let required = chosen.operands.iter().filter(|o| !o.optional).count();
@@ -1419,18 +1467,24 @@ impl Checker {
         // With fewer operands than listed, the last optional positions are the missing ones
         // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`). Positions are
         // indices into `chosen.operands` (and `shape.wants`).
-        let mut specs: SmallVec<[usize; 8]> = (0..max).collect();
-        let mut missing = max.saturating_sub(n);
-        while missing > 0 {
-            match specs.iter().rposition(|&s| chosen.operands[s].optional) {
-                Some(i) => {
-                    specs.remove(i);
-                    missing -= 1;
+        // With all operands written (the common case), operand `i` is position `i`.
+        let mut specs: SmallVec<[usize; 8]> = SmallVec::new();
+        if n < max {
+            specs.extend(0..max);
+            let mut missing = max - n;
+            while missing > 0 {
+                match specs.iter().rposition(|&s| chosen.operands[s].optional) {
+                    Some(i) => {
+                        specs.remove(i);
+                        missing -= 1;
+                    }
+                    None => break,
                 }
-                None => break,
             }
         }
-        for (i, (op, s)) in ins.operands.iter().zip(specs).enumerate() {
+        let positions = if n < max { specs.len().min(n) } else { max };
+        for (i, op) in ins.operands.iter().enumerate().take(positions) {
+            let s = if n < max { specs[i] } else { i };
             let want = shape.wants[s];
             let oc = OpCheck {
                 opcode: form_name,
@@ -1615,6 +1669,7 @@ impl Checker {
                 form_name.as_ref(),
                 "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
             ),
+            special_rules: matches!(form_name.as_ref(), "cvt" | "bar" | "barrier"),
             form_name: form_name.as_ref().into(),
         })
     }

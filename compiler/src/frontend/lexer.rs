@@ -158,9 +158,10 @@ pub enum Tok<'a> {
     /// that the grammar shifts one token, not one per modifier, for an instruction's opcode.
     OpChain(&'a str),
 
-    /// A whole instruction line, parsed ahead of the grammar: the index of its instruction in
-    /// what [`simple_instr::fold`](super::simple_instr::fold) returns. Never produced by logos.
-    Instr(u32),
+    /// A run of whole instruction lines, parsed ahead of the grammar: the index of its
+    /// statements in what [`simple_instr::fold`](super::simple_instr::fold) returns. Never
+    /// produced by logos.
+    Instrs(u32),
 
     /// A `/*` that never ends (the complete comment is skipped above, so only an unterminated one
     /// gets here).
@@ -240,7 +241,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Underscore => "_",
             Tok::UnterminatedComment => "/*",
             Tok::UnterminatedString => "\"",
-            Tok::Instr(_) => "instruction",
+            Tok::Instrs(_) => "instructions",
         };
         f.write_str(s)
     }
