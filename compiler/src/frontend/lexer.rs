@@ -446,8 +446,9 @@ fn modifier_word_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
     match &bytes[at..end] {
         b".version" | b".target" | b".address_size" | b".entry" | b".func" | b".callprototype"
-        | b".visible" | b".extern" | b".common" | b".file" | b".loc" | b".section"
-        | b".pragma" => None,
+        | b".visible" | b".extern" | b".common" | b".file" | b".loc" | b".section" | b".pragma" => {
+            None
+        }
         _ => Some(end),
     }
 }
@@ -627,7 +628,10 @@ mod tests {
             "ld.L2::128B.v4 sm_90a, texmode_independent .target .version 8.7",
             "a.b.c.d.e.f.g.h::i foo.pragma bar.loc baz.section q.weak r.alias s.tex t.sreg",
             "0 00 09 9; 1] 2) 3} 4+ 5- 6: 7@",
-            "é", "a /* open", "\"open", "a.",
+            "é",
+            "a /* open",
+            "\"open",
+            "a.",
         ] {
             same(src);
         }
