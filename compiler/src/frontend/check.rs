@@ -435,8 +435,11 @@ struct Checker {
     /// and then their text: a module repeats a few chains thousands of times, and what the
     /// table says of a chain depends on nothing else but the `.target` and `.version` (a new
     /// one of either empties it).
-    shapes: HashMap<u64, Vec<(Box<str>, Rc<Shape>)>>,
+    shapes: HashMap<u64, ShapesOfHash>,
 }
+
+/// The checked chains of one [`chain_hash`]: each chain's text and shape.
+type ShapesOfHash = Vec<(Box<str>, Rc<Shape>)>;
 
 /// A hash of an instruction's opcode chain, from its words (not joined: hashing the words is
 /// cheaper than copying them into one key, and one chain always has the same words).
