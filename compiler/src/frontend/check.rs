@@ -14,6 +14,7 @@ use compact_str::CompactString;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 use std::cell::RefCell;
+use std::hash::Hasher;
 use std::rc::Rc;
 
 /// The `-arch` the module is compiled for.
@@ -397,7 +398,6 @@ pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Ve
         funcs: HashMap::default(),
         called_externs: Vec::new(),
         shapes: HashMap::default(),
-        shape_key: String::new(),
     };
     c.module(m);
     if c.info.debug && !m.items.iter().any(|i| matches!(i, Item::Section { .. })) {
@@ -431,13 +431,39 @@ struct Checker {
     globals: HashMap<String, VarInfo>,
     funcs: HashMap<String, FuncInfo>,
     called_externs: Vec<(String, Span)>,
-    /// The checked opcode chains (`ld.global.f32`, keyed by their text) that gave no
-    /// diagnostic: a module repeats a few chains thousands of times, and what the table says
-    /// of a chain depends on nothing else but the `.target` and `.version` (a new one of
-    /// either empties it).
-    shapes: HashMap<String, Rc<Shape>>,
-    /// The key being looked up (kept to reuse its buffer).
-    shape_key: String,
+    /// The checked opcode chains (`ld.global.f32`) that gave no diagnostic, by [`chain_hash`]
+    /// and then their text: a module repeats a few chains thousands of times, and what the
+    /// table says of a chain depends on nothing else but the `.target` and `.version` (a new
+    /// one of either empties it).
+    shapes: HashMap<u64, ShapesOfHash>,
+}
+
+/// The checked chains of one [`chain_hash`]: each chain's text and shape.
+type ShapesOfHash = Vec<(Box<str>, Rc<Shape>)>;
+
+/// A hash of an instruction's opcode chain, from its words (not joined: hashing the words is
+/// cheaper than copying them into one key, and one chain always has the same words).
+fn chain_hash(ins: &Instruction) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(ins.opcode.text.as_bytes());
+    for m in &ins.modifiers {
+        h.write(m.text.as_bytes());
+    }
+    h.finish()
+}
+
+/// Whether `text` is `ins`'s opcode chain written out (`ld.global.f32`).
+fn is_chain_of(text: &str, ins: &Instruction) -> bool {
+    let Some(mut rest) = text.strip_prefix(ins.opcode.text.as_str()) else {
+        return false;
+    };
+    for m in &ins.modifiers {
+        match rest.strip_prefix(m.text.as_str()) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// What the instruction table says of one opcode chain, and what follows from it alone for
@@ -460,6 +486,11 @@ struct Shape {
     space: Option<Space>,
     /// Whether the first operand is a source (`st`, `red`, …), not a destination.
     is_store: bool,
+    /// How many operands of `chosen` are not optional.
+    required: usize,
+    /// Whether [`Checker::special_rules`] has a rule for the instruction (`cvt`, `bar`,
+    /// `barrier`).
+    special_rules: bool,
 }
 
 /// Per-function state while checking a body.
@@ -468,7 +499,88 @@ struct FnCtx {
     /// What each name looked up so far resolves to ([`Checker::resolve`]): a body names the
     /// same few registers thousands of times, and a name's meaning changes only when a
     /// declaration is added or a block is entered or left, which empty this memo.
-    resolved: RefCell<HashMap<CompactString, Resolved>>,
+    resolved: RefCell<ResolvedMemo>,
+}
+
+/// The memo of [`FnCtx::resolved`]. A name of at most 15 bytes (`%rd123`: nearly every name in
+/// a body) is keyed by its bytes packed into one integer ([`short_key`]), which hashes and
+/// compares in a few instructions, and looked up first in a small direct-mapped table (one
+/// probe), then in a map; a longer name by its text.
+struct ResolvedMemo {
+    recent: Box<[(u128, Resolved); RECENT]>,
+    short: HashMap<u128, Resolved>,
+    long: HashMap<CompactString, Resolved>,
+}
+
+/// The slots of [`ResolvedMemo::recent`] (a power of two).
+const RECENT: usize = 256;
+
+/// A key no name has (its length byte is 255): an empty slot of [`ResolvedMemo::recent`].
+const NO_KEY: u128 = u128::MAX;
+
+impl Default for ResolvedMemo {
+    fn default() -> Self {
+        ResolvedMemo {
+            recent: Box::new([(NO_KEY, Resolved::Unknown); RECENT]),
+            short: HashMap::default(),
+            long: HashMap::default(),
+        }
+    }
+}
+
+impl ResolvedMemo {
+    fn slot(key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % RECENT
+    }
+
+    fn get(&mut self, name: &str, key: Option<u128>) -> Option<Resolved> {
+        match key {
+            Some(k) => {
+                let slot = &mut self.recent[Self::slot(k)];
+                if slot.0 == k {
+                    return Some(slot.1);
+                }
+                let r = self.short.get(&k).copied()?;
+                *slot = (k, r);
+                Some(r)
+            }
+            None => self.long.get(name).copied(),
+        }
+    }
+
+    fn insert(&mut self, name: &str, key: Option<u128>, r: Resolved) {
+        match key {
+            Some(k) => {
+                self.recent[Self::slot(k)] = (k, r);
+                self.short.insert(k, r);
+            }
+            None => {
+                self.long.insert(CompactString::new(name), r);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        if !self.short.is_empty() {
+            self.recent.fill((NO_KEY, Resolved::Unknown));
+        }
+        self.short.clear();
+        self.long.clear();
+    }
+}
+
+/// `name`'s bytes and length packed into one integer (distinct names give distinct keys), if
+/// it has at most 15 bytes.
+fn short_key(name: &str) -> Option<u128> {
+    let bytes = name.as_bytes();
+    if bytes.len() > 15 {
+        return None;
+    }
+    let mut packed = [0u8; 16];
+    packed[..bytes.len()].copy_from_slice(bytes);
+    packed[15] = bytes.len() as u8;
+    Some(u128::from_le_bytes(packed))
 }
 
 impl FnCtx {
@@ -1303,13 +1415,12 @@ impl Checker {
     /// What `name` means in the function's current scopes, remembered in `ctx` (see
     /// [`FnCtx::resolved`]).
     fn resolve(&self, name: &str, ctx: &FnCtx) -> Resolved {
-        if let Some(r) = ctx.resolved.borrow().get(name) {
-            return *r;
+        let key = short_key(name);
+        if let Some(r) = ctx.resolved.borrow_mut().get(name, key) {
+            return r;
         }
         let r = self.resolve_uncached(name, ctx);
-        ctx.resolved
-            .borrow_mut()
-            .insert(CompactString::new(name), r);
+        ctx.resolved.borrow_mut().insert(name, key, r);
         r
     }
 
@@ -1352,45 +1463,49 @@ impl Checker {
                 ),
             }
         }
-        let mut key = std::mem::take(&mut self.shape_key);
-        key.clear();
-        key.push_str(&ins.opcode.text);
-        for m in &ins.modifiers {
-            key.push_str(&m.text);
-        }
-        let cached = self.shapes.get(key.as_str()).cloned();
+        let hash = chain_hash(ins);
+        let cached = self
+            .shapes
+            .get(&hash)
+            .and_then(|same_hash| same_hash.iter().find(|(text, _)| is_chain_of(text, ins)))
+            .map(|(_, shape)| Rc::clone(shape));
         let shape = match cached {
             Some(shape) => shape,
             None => {
                 let before = self.diags.len();
                 let Some(shape) = self.instruction_shape(ins) else {
-                    self.shape_key = key;
                     return;
                 };
                 let shape = Rc::new(shape);
                 if self.diags.len() == before {
-                    self.shapes.insert(key.clone(), Rc::clone(&shape));
+                    let mut text = ins.opcode.text.to_string();
+                    for m in &ins.modifiers {
+                        text.push_str(&m.text);
+                    }
+                    let same_hash = self.shapes.entry(hash).or_default();
+                    same_hash.push((text.into_boxed_str(), Rc::clone(&shape)));
                 }
                 shape
             }
         };
-        self.shape_key = key;
         let form_name: &str = &shape.form_name;
         let chosen = shape.chosen;
         let mods = &ins.modifiers[shape.name_words..];
         let opcode_span = opcode_span(ins, mods);
-        let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
-        let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
-        for (m, t) in mods.iter().zip(&shape.types) {
-            match t {
-                Some(t) => types.push((*t, m.span)),
-                None => others.push(m),
+        if shape.special_rules {
+            let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
+            let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
+            for (m, t) in mods.iter().zip(&shape.types) {
+                match t {
+                    Some(t) => types.push((*t, m.span)),
+                    None => others.push(m),
+                }
             }
+            self.special_rules(ins, form_name, &others, &types, opcode_span);
         }
-        self.special_rules(ins, form_name, &others, &types, opcode_span);
 
         // Operands.
-        let required = chosen.operands.iter().filter(|o| !o.optional).count();
+        let required = shape.required;
         let max = chosen.operands.len();
         let n = ins.operands.len();
         if n < required || (n > max && !chosen.variadic) {
@@ -1419,18 +1534,24 @@ impl Checker {
         // With fewer operands than listed, the last optional positions are the missing ones
         // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`). Positions are
         // indices into `chosen.operands` (and `shape.wants`).
-        let mut specs: SmallVec<[usize; 8]> = (0..max).collect();
-        let mut missing = max.saturating_sub(n);
-        while missing > 0 {
-            match specs.iter().rposition(|&s| chosen.operands[s].optional) {
-                Some(i) => {
-                    specs.remove(i);
-                    missing -= 1;
+        // With all operands written (the common case), operand `i` is position `i`.
+        let mut specs: SmallVec<[usize; 8]> = SmallVec::new();
+        if n < max {
+            specs.extend(0..max);
+            let mut missing = max - n;
+            while missing > 0 {
+                match specs.iter().rposition(|&s| chosen.operands[s].optional) {
+                    Some(i) => {
+                        specs.remove(i);
+                        missing -= 1;
+                    }
+                    None => break,
                 }
-                None => break,
             }
         }
-        for (i, (op, s)) in ins.operands.iter().zip(specs).enumerate() {
+        let positions = if n < max { specs.len().min(n) } else { max };
+        for (i, op) in ins.operands.iter().enumerate().take(positions) {
+            let s = if n < max { specs[i] } else { i };
             let want = shape.wants[s];
             let oc = OpCheck {
                 opcode: form_name,
@@ -1615,6 +1736,8 @@ impl Checker {
                 form_name.as_ref(),
                 "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
             ),
+            required: chosen.operands.iter().filter(|o| !o.optional).count(),
+            special_rules: matches!(form_name.as_ref(), "cvt" | "bar" | "barrier"),
             form_name: form_name.as_ref().into(),
         })
     }

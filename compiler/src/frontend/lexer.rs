@@ -158,9 +158,10 @@ pub enum Tok<'a> {
     /// that the grammar shifts one token, not one per modifier, for an instruction's opcode.
     OpChain(&'a str),
 
-    /// A whole instruction line, parsed ahead of the grammar: the index of its instruction in
-    /// what [`simple_instr::fold`](super::simple_instr::fold) returns. Never produced by logos.
-    Instr(u32),
+    /// A run of whole instruction lines, parsed ahead of the grammar: the index of its
+    /// statements in what [`simple_instr::fold`](super::simple_instr::fold) returns. Never
+    /// produced by logos.
+    Instrs(u32),
 
     /// A `/*` that never ends (the complete comment is skipped above, so only an unterminated one
     /// gets here).
@@ -240,7 +241,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Underscore => "_",
             Tok::UnterminatedComment => "/*",
             Tok::UnterminatedString => "\"",
-            Tok::Instr(_) => "instruction",
+            Tok::Instrs(_) => "instructions",
         };
         f.write_str(s)
     }
@@ -269,8 +270,230 @@ pub fn tokenize(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
 /// diagnostics. Only the words that the grammar's `AnyDot` takes are joined (a generic `.word`
 /// and the state-space, `.weak` and `.alias` keywords), so a chain means exactly what its
 /// plain tokens mean.
+///
+/// The common tokens of instruction lines (names and their chains, decimal integers, the
+/// punctuation of operands, white space) are scanned by hand; at any other byte one token is
+/// taken from logos ([`lex_one`]), so the tokens are exactly [`lex`]'s (a test compares the two
+/// on the corpus and on tricky inputs).
 pub fn tokenize_chained(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
+    let bytes = src.as_bytes();
+    // About one token per 4 bytes of typical PTX.
+    let mut out: Vec<Spanned<'_>> = Vec::with_capacity(src.len() / 4);
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        let class = BYTE_CLASS[usize::from(b)];
+        if class & SPACE != 0 {
+            at += 1;
+            while at < bytes.len() && BYTE_CLASS[usize::from(bytes[at])] & SPACE != 0 {
+                at += 1;
+            }
+            continue;
+        }
+        let punct = match b {
+            b',' => Some(Tok::Comma),
+            b';' => Some(Tok::Semi),
+            b'[' => Some(Tok::LBracket),
+            b']' => Some(Tok::RBracket),
+            b'{' => Some(Tok::LBrace),
+            b'}' => Some(Tok::RBrace),
+            b'(' => Some(Tok::LParen),
+            b')' => Some(Tok::RParen),
+            b'+' => Some(Tok::Plus),
+            b'-' => Some(Tok::Minus),
+            b'@' => Some(Tok::At),
+            b':' => Some(Tok::Colon),
+            _ => None,
+        };
+        if let Some(t) = punct {
+            out.push((at, t, at + 1));
+            at += 1;
+            continue;
+        }
+        let start = at;
+        if class & LETTER != 0 || (b == b'%' && bytes.get(at + 1).is_some_and(|&c| is_name_byte(c)))
+        {
+            // A name (`[A-Za-z][A-Za-z0-9_$]*` or `%[A-Za-z0-9_$]+`) and the modifier words
+            // written right after it.
+            at += 1;
+            while at < bytes.len() && is_name_byte(bytes[at]) {
+                at += 1;
+            }
+            let name_end = at;
+            while let Some(word_end) = modifier_word_end(bytes, at) {
+                at = word_end;
+            }
+            let text = &src[start..at];
+            let t = if at == name_end {
+                Tok::Ident(text)
+            } else {
+                Tok::OpChain(text)
+            };
+            out.push((start, t, at));
+            continue;
+        }
+        if class & DIGIT != 0 {
+            // A decimal integer followed by a byte that no number token continues with.
+            let mut end = at + 1;
+            while end < bytes.len() && BYTE_CLASS[usize::from(bytes[end])] & DIGIT != 0 {
+                end += 1;
+            }
+            let ends = bytes
+                .get(end)
+                .is_none_or(|&c| !is_name_byte(c) && c != b'.');
+            if ends {
+                out.push((start, Tok::Int(&src[start..end]), end));
+                at = end;
+                continue;
+            }
+        }
+        // Anything else: one token (after any comment) from logos, joined to a name right
+        // before it as `lex` joins it.
+        let Some((l, tok, r)) = lex_one(src, at)? else {
+            break;
+        };
+        at = r;
+        if is_modifier_word(&tok)
+            && let Some((pl, Tok::Ident(_) | Tok::OpChain(_), pr)) = out.last()
+            && *pr == l
+        {
+            let pl = *pl;
+            *out.last_mut().expect("a last token") = (pl, Tok::OpChain(&src[pl..r]), r);
+            continue;
+        }
+        out.push((l, tok, r));
+    }
+    Ok(out)
+}
+
+/// [`tokenize_chained`]'s tokens from logos alone: the reference it is tested against.
+pub fn tokenize_chained_logos(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
     lex(src, true)
+}
+
+/// [`BYTE_CLASS`] bits: white space that logos skips (`[ \t\r\n\x0c]`).
+const SPACE: u8 = 1;
+/// `[A-Za-z]`.
+const LETTER: u8 = 2;
+/// `[0-9]`.
+const DIGIT: u8 = 4;
+/// What continues a `.word`: `[A-Za-z0-9_]`.
+const WORD: u8 = 8;
+/// What continues a name: `[A-Za-z0-9_$]`.
+const NAME: u8 = 16;
+
+/// The classes of each byte (one table load per byte scanned).
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut class = 0;
+        if matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x0c) {
+            class |= SPACE;
+        }
+        if c.is_ascii_alphabetic() {
+            class |= LETTER | WORD | NAME;
+        }
+        if c.is_ascii_digit() {
+            class |= DIGIT | WORD | NAME;
+        }
+        if c == b'_' {
+            class |= WORD | NAME;
+        }
+        if c == b'$' {
+            class |= NAME;
+        }
+        t[b] = class;
+        b += 1;
+    }
+    t
+};
+
+/// Whether `b` continues a name (`[A-Za-z0-9_$]`).
+fn is_name_byte(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & NAME != 0
+}
+
+/// Whether `b` continues a `.word` (`[A-Za-z0-9_]`).
+fn is_word_byte(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & WORD != 0
+}
+
+/// Where the modifier word at `at` ends (`\.[A-Za-z0-9_]+(::[A-Za-z0-9_]+)*`, as
+/// [`Tok::Dot`]), if one starts there and [`tokenize`] would join it to a name before it: a
+/// [`Tok::Dot`] or one of the keywords [`is_modifier_word`] takes, not a structural directive
+/// (`.entry`).
+fn modifier_word_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'.') {
+        return None;
+    }
+    let mut end = at + 1;
+    while end < bytes.len() && is_word_byte(bytes[end]) {
+        end += 1;
+    }
+    if end == at + 1 {
+        return None;
+    }
+    while bytes.get(end) == Some(&b':')
+        && bytes.get(end + 1) == Some(&b':')
+        && bytes.get(end + 2).is_some_and(|&c| is_word_byte(c))
+    {
+        end += 2;
+        while end < bytes.len() && is_word_byte(bytes[end]) {
+            end += 1;
+        }
+    }
+    match &bytes[at..end] {
+        b".version" | b".target" | b".address_size" | b".entry" | b".func" | b".callprototype"
+        | b".visible" | b".extern" | b".common" | b".file" | b".loc" | b".section" | b".pragma" => {
+            None
+        }
+        _ => Some(end),
+    }
+}
+
+/// The next token at or after byte `at` (after white space and comments) as [`lex`] gives it,
+/// or `None` at the end of `src`.
+fn lex_one(src: &str, at: usize) -> Result<Option<Spanned<'_>>, LexError> {
+    let mut lex = Tok::lexer(&src[at..]);
+    let Some(tok) = lex.next() else {
+        return Ok(None);
+    };
+    let span = lex.span();
+    let (l, r) = (at + span.start, at + span.end);
+    match tok {
+        Ok(Tok::UnterminatedComment) => Err(LexError {
+            start: l,
+            end: l + 2,
+            message: "unterminated block comment".into(),
+        }),
+        Ok(Tok::UnterminatedString) => Err(LexError {
+            start: l,
+            end: r,
+            message: "unterminated string literal".into(),
+        }),
+        Ok(t) => Ok(Some((l, t, r))),
+        Err(()) => Err(unexpected_character(src, l)),
+    }
+}
+
+/// The error for a byte that starts no token.
+fn unexpected_character(src: &str, at: usize) -> LexError {
+    let c = src[at..].chars().next().unwrap_or('\0');
+    let message = if c.is_ascii() {
+        format!("unexpected character {c:?}")
+    } else {
+        format!(
+            "non-ASCII character {c:?} (U+{:04X}) in PTX source",
+            c as u32
+        )
+    };
+    LexError {
+        start: at,
+        end: at + c.len_utf8().max(1),
+        message,
+    }
 }
 
 /// Whether `t` is a `.word` that the grammar takes as a modifier (`AnyDot`).
@@ -291,6 +514,8 @@ fn is_modifier_word(t: &Tok<'_>) -> bool {
     )
 }
 
+/// The tokens of `src` from logos alone; with `chains`, names and the modifier words right
+/// after them joined (what [`tokenize_chained`] gives, faster).
 fn lex(src: &str, chains: bool) -> Result<Vec<Spanned<'_>>, LexError> {
     // About one token per 4 bytes of typical PTX.
     let mut out = Vec::with_capacity(src.len() / 4);
@@ -323,22 +548,7 @@ fn lex(src: &str, chains: bool) -> Result<Vec<Spanned<'_>>, LexError> {
                 });
             }
             Ok(t) => out.push((span.start, t, span.end)),
-            Err(()) => {
-                let c = src[span.start..].chars().next().unwrap_or('\0');
-                let message = if c.is_ascii() {
-                    format!("unexpected character {c:?}")
-                } else {
-                    format!(
-                        "non-ASCII character {c:?} (U+{:04X}) in PTX source",
-                        c as u32
-                    )
-                };
-                return Err(LexError {
-                    start: span.start,
-                    end: span.start + c.len_utf8().max(1),
-                    message,
-                });
-            }
+            Err(()) => return Err(unexpected_character(src, span.start)),
         }
     }
     Ok(out)
@@ -395,6 +605,49 @@ mod tests {
                 Tok::Float("1e5"),
             ]
         );
+    }
+
+    /// The hand-scanned chained tokens are logos's, on inputs made to hit every boundary of
+    /// the hand scanner, and on random strings over the bytes that matter.
+    #[test]
+    fn chained_tokens_are_the_logos_tokens() {
+        let same = |src: &str| {
+            let fast = tokenize_chained(src);
+            let logos = tokenize_chained_logos(src);
+            match (&fast, &logos) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{src:?}"),
+                _ => assert_eq!(fast.is_ok(), logos.is_ok(), "{src:?}"),
+            }
+        };
+        for src in [
+            "ld.global.f32 \t%f2, [%rd6+8];\n",
+            "mov.u32 %r1, %tid.x; @!%p1 bra $L__BB0_1;",
+            "a.entry b.entryx c.reg .reg.b32 %r<4>; d.shared::cta.u32 e.a:: f.a::b::c",
+            "x.1d y. z.$ w$.u32 %.x % %% %r% _a.x _ $x.y 12, 12U 12.5 12e3 0x10 0f3F800000 1a 12$",
+            "a/*c*/.u32 b//c\n.u32 c \"s\".x -4 +3 @%p !%p a|b a||b a!=b a<<b",
+            "ld.L2::128B.v4 sm_90a, texmode_independent .target .version 8.7",
+            "a.b.c.d.e.f.g.h::i foo.pragma bar.loc baz.section q.weak r.alias s.tex t.sreg",
+            "0 00 09 9; 1] 2) 3} 4+ 5- 6: 7@",
+            "é",
+            "a /* open",
+            "\"open",
+            "a.",
+        ] {
+            same(src);
+        }
+        // Random strings over the interesting bytes (a fixed linear congruential sequence).
+        let alphabet = b"ab%_$.:;, \n[]{}()+-@!|019xfUe/*\"";
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..20_000 {
+            let mut src = String::new();
+            for _ in 0..(state >> 59) + 1 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                src.push(alphabet[(state >> 33) as usize % alphabet.len()] as char);
+            }
+            same(&src);
+        }
     }
 
     #[test]

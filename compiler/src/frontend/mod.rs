@@ -144,7 +144,7 @@ fn friendly_expected(expected: &[String]) -> String {
         .iter()
         // Chains and folded lines exist only in the fast path's tokens; where one is expected,
         // an identifier is.
-        .filter(|e| *e != "OPCHAIN" && *e != "INSTR")
+        .filter(|e| *e != "OPCHAIN" && *e != "INSTRS")
         .map(|e| match e.as_str() {
             "DOT" => "a `.directive` or `.modifier`".to_string(),
             "IDENT" => "an identifier".to_string(),

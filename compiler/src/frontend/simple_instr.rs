@@ -4,8 +4,8 @@
 //! plain addresses: `ld.global.f32 %f2, [%rd6+8];`. The grammar spends about fifteen shifts and
 //! reductions on such a line; here it is recognized in one scan of its chained tokens
 //! ([`lexer::tokenize_chained`](super::lexer::tokenize_chained)), built as the grammar's action
-//! would build it, and replaced in the token vector by one [`Tok::Instr`] token, which the
-//! grammar takes as a whole statement.
+//! would build it; each run of such lines is replaced in the token vector by one
+//! [`Tok::Instrs`] token, which the grammar appends to the block's statements in one reduction.
 //!
 //! What is recognized here is a strict subset of what the grammar's `Instruction` production
 //! takes, and it builds the same tree (the same names, spans and expression shapes):
@@ -22,18 +22,23 @@
 //! `frontend_fuzz` and `frontend_corpus` check that both paths give equal syntax trees.
 
 use super::ast::{
-    BinOp, Expr, Guard, Instruction, LitKind, Name, Operand, Span, UnOp, split_chain, split_name,
+    BinOp, Expr, Guard, Instruction, LitKind, Name, Operand, Span, Stmt, UnOp, split_chain,
+    split_name,
 };
 use super::lexer::{Spanned, Tok};
+use rustc_hash::FxHashMap;
 use std::mem::discriminant;
 
-/// The instructions folded out of a token vector; `Tok::Instr(i)` stands for the `i`th.
-/// The grammar takes each out once, when it reduces the statement.
-pub type Folded = Vec<Option<Box<Instruction>>>;
+/// The runs of instruction lines folded out of a token vector; `Tok::Instrs(i)` stands for the
+/// statements of the `i`th. The grammar takes each out once, when it reduces the block's
+/// statement list.
+pub type Folded = Vec<Vec<Stmt>>;
 
-/// Replaces each simple instruction in `tokens` (chained tokens) by one [`Tok::Instr`].
+/// Replaces each run of simple instruction lines in `tokens` (chained tokens) by one
+/// [`Tok::Instrs`]: the grammar then shifts and reduces once per run, not once per line.
 pub fn fold(tokens: &mut Vec<Spanned<'_>>) -> Folded {
-    let mut folded = Vec::new();
+    let mut folded: Folded = Vec::new();
+    let mut chains = Chains::default();
     let mut write = 0;
     let mut read = 0;
     while read < tokens.len() {
@@ -42,19 +47,26 @@ pub fn fold(tokens: &mut Vec<Spanned<'_>>) -> Folded {
         let at_statement = write > 0
             && matches!(
                 tokens[write - 1].1,
-                Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Instr(_)
+                Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Instrs(_)
             );
         if at_statement {
             let mut line = Line {
                 toks: tokens,
                 at: read,
+                chains: &mut chains,
             };
             if let Some(instr) = line.instruction() {
                 let next = line.at;
-                let (start, end) = (tokens[read].0, tokens[next - 1].2);
-                tokens[write] = (start, Tok::Instr(folded.len() as u32), end);
-                folded.push(Some(instr));
-                write += 1;
+                let end = tokens[next - 1].2;
+                if let Tok::Instrs(run) = tokens[write - 1].1 {
+                    // The line continues the run just written.
+                    tokens[write - 1].2 = end;
+                    folded[run as usize].push(Stmt::Instr(instr));
+                } else {
+                    tokens[write] = (tokens[read].0, Tok::Instrs(folded.len() as u32), end);
+                    folded.push(vec![Stmt::Instr(instr)]);
+                    write += 1;
+                }
                 read = next;
                 continue;
             }
@@ -67,13 +79,18 @@ pub fn fold(tokens: &mut Vec<Spanned<'_>>) -> Folded {
     folded
 }
 
+/// The opcode chains split so far, with the spans of a chain written at byte 0: a large kernel
+/// writes a few chains (`ld.global.f32`) thousands of times.
+type Chains<'a> = FxHashMap<&'a str, (Name, Vec<Name>)>;
+
 /// A cursor over the tokens of one line.
-struct Line<'t, 'a> {
+struct Line<'t, 'a, 'c> {
     toks: &'t [Spanned<'a>],
     at: usize,
+    chains: &'c mut Chains<'a>,
 }
 
-impl<'a> Line<'_, 'a> {
+impl<'a> Line<'_, 'a, '_> {
     fn peek(&self) -> Option<Tok<'a>> {
         self.toks.get(self.at).map(|t| t.1)
     }
@@ -116,7 +133,7 @@ impl<'a> Line<'_, 'a> {
             None
         };
         let (opcode, modifiers) = match self.bump()? {
-            (l, Tok::OpChain(chain), _) => split_chain(chain, l),
+            (l, Tok::OpChain(chain), _) => self.split_chain(chain, l),
             (l, Tok::Ident(name), r) => (Name::new(name, l, r), Vec::new()),
             _ => return None,
         };
@@ -128,6 +145,23 @@ impl<'a> Line<'_, 'a> {
             operands,
             span: Span::new(start, self.last_end()),
         }))
+    }
+
+    /// [`split_chain`] of `chain` written at byte `at`, split once per distinct chain.
+    fn split_chain(&mut self, chain: &'a str, at: usize) -> (Name, Vec<Name>) {
+        let (opcode, modifiers) = self
+            .chains
+            .entry(chain)
+            .or_insert_with(|| split_chain(chain, 0));
+        let at = at as u32;
+        let moved = |n: &Name| Name {
+            text: n.text.clone(),
+            span: Span {
+                start: n.span.start + at,
+                end: n.span.end + at,
+            },
+        };
+        (moved(opcode), modifiers.iter().map(moved).collect())
     }
 
     /// Operands separated by commas up to `close` (taken too); `empty` allows none.
@@ -195,7 +229,7 @@ impl<'a> Line<'_, 'a> {
 
     /// `u`, `u+u` or `u-u` with `u` a [`Line::unary`]. A longer expression (`a+b+c`, `a+b*c`)
     /// leaves a token that no caller takes, so the line is left to the grammar.
-    #[inline]
+    #[inline(always)]
     fn expr(&mut self) -> Option<Expr> {
         let a = self.unary()?;
         let op = match self.peek() {
@@ -209,7 +243,7 @@ impl<'a> Line<'_, 'a> {
     }
 
     /// An atom or `-atom`.
-    #[inline]
+    #[inline(always)]
     fn unary(&mut self) -> Option<Expr> {
         let l = self.toks.get(self.at)?.0;
         if self.eat(Tok::Minus) {
@@ -220,7 +254,7 @@ impl<'a> Line<'_, 'a> {
     }
 
     /// A name or a literal, as the grammar's `OpAtom`.
-    #[inline]
+    #[inline(always)]
     fn atom(&mut self) -> Option<Expr> {
         Some(match self.bump()? {
             (l, Tok::Ident(s), r) => Expr::Name {
@@ -248,7 +282,7 @@ mod tests {
     fn folds(body: &str) -> usize {
         let src = format!("{HEADER}.entry k()\n{{\n{body}\n}}\n");
         let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
-        let n = fold(&mut tokens).len();
+        let n = fold(&mut tokens).iter().map(Vec::len).sum();
         assert_eq!(parse(&src).ok(), parse_plain(&src).ok(), "{src}");
         n
     }
@@ -305,7 +339,7 @@ mod tests {
         // After the `:` of a conditional initializer, `b;` looks like an instruction.
         let src = format!("{HEADER}.global .u32 x = 1 ? 2 : b;\n");
         let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
-        assert_eq!(fold(&mut tokens).len(), 1);
+        assert_eq!(fold(&mut tokens).iter().map(Vec::len).sum::<usize>(), 1);
         assert_eq!(parse(&src).ok(), parse_plain(&src).ok());
     }
 }

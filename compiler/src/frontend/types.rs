@@ -19,10 +19,26 @@ pub enum Kind {
 }
 
 /// A PTX scalar type (`.u32`): an index into the type table, with its name, width and family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct Ty {
     pub name: &'static str,
     index: u8,
+}
+
+// The name is the table row's: two types are equal when their rows are (one byte compare, not
+// a string compare; the checker compares types tens of thousands of times in a large kernel).
+impl PartialEq for Ty {
+    fn eq(&self, other: &Ty) -> bool {
+        self.index == other.index
+    }
+}
+
+impl Eq for Ty {}
+
+impl std::hash::Hash for Ty {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.index.hash(state);
+    }
 }
 
 const TYPES: &[(&str, u32, Kind)] = &[
