@@ -5,7 +5,8 @@
 //! * [`read`]: bytes → model (for relinking, diffing and tests).
 //! * [`listing`]: a cubin from a SASS listing with header comments (`ptxc asm -o OUT.cubin`).
 //! * [`elf`], [`frame`], [`note`]: the ELF64 layer, `.debug_frame` and the `.note.nv.*` notes.
-//! * [`sass`]: SASS listings of compiled functions.
+//! * [`sass`]: SASS listings of compiled functions; [`repeats`]: which instructions repeat (each
+//!   distinct one is encoded and analysed once).
 //! * [`scoreboard`]: control words (stalls, yield, scoreboards, wait masks, reuse).
 //! * [`build`]: the cubin model of a compiled module (ptxc's kernels and their records).
 //! * [`debug`]: the debug sections of a `-g` build; [`debug_regs`]: the format of ptxas's
@@ -23,6 +24,7 @@ pub mod listing;
 pub mod model;
 pub mod note;
 pub mod read;
+pub mod repeats;
 pub mod sass;
 pub mod scoreboard;
 pub mod write;

@@ -7,7 +7,7 @@
 //! scoreboards for variable-latency results and sources, wait masks, yield and reuse flags. The
 //! hazard checker ([`crate::check::hazards`]) verifies the result independently.
 
-use crate::emit::scoreboard;
+use crate::emit::{repeats, scoreboard};
 use crate::mir::{self, Function, OpKind, RegClass};
 use crate::target::sm90a::{self as sass, Ctrl, Instr};
 use std::collections::BTreeMap;
@@ -169,13 +169,19 @@ pub fn encode_function_with(
     for _ in 0..MAX_RELAYOUTS {
         let (mut out, origin) = lay_out(f, &nops)?;
         // Each instruction is encoded once: the scoreboard pass reads the operand fields, and
-        // the control word is written into the same word afterwards.
-        let encoded = out
-            .instrs
-            .iter()
-            .map(|i| sass::Encoded::new(i).map_err(|e| format!("`{}`: `{i}`: {e}", f.name)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let nodes = scoreboard::analyze_encoded(&out.instrs, &encoded);
+        // the control word is written into the same word afterwards. An instruction equal to an
+        // earlier one but for its address takes that one's encoding and analysis ([`repeats`]).
+        let same = repeats::first_equal(&out.instrs);
+        let mut encoded: Vec<sass::Encoded> = Vec::with_capacity(out.instrs.len());
+        for (k, i) in out.instrs.iter().enumerate() {
+            let e = if same[k] < k {
+                encoded[same[k]]
+            } else {
+                sass::Encoded::new(i).map_err(|e| format!("`{}`: `{i}`: {e}", f.name))?
+            };
+            encoded.push(e);
+        }
+        let nodes = scoreboard::analyze_encoded_sharing(&out.instrs, &encoded, Some(&same));
         let assigned = scoreboard::assign_nodes(&out.instrs, &nodes, opts);
         let mut more = false;
         for (k, w) in assigned.why.iter().enumerate() {

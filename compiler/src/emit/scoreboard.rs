@@ -198,6 +198,19 @@ pub fn analyze(code: &[Instr]) -> Result<Vec<Node>, String> {
 
 /// [`analyze`] of instructions already encoded (`encoded[k]` is `code[k]`'s).
 pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
+    analyze_encoded_sharing(code, encoded, None)
+}
+
+/// [`analyze_encoded`], where `same[k]` names an earlier instruction equal to instruction `k`
+/// but for its address ([`crate::emit::repeats::first_equal`]): its node is copied, with what
+/// depends on the position (the padding and what the next instruction waits for) worked out
+/// again. The registers, class and flow of an instruction depend on nothing else (a branch
+/// target is never shared).
+pub fn analyze_encoded_sharing(
+    code: &[Instr],
+    encoded: &[Encoded],
+    same: Option<&[usize]>,
+) -> Vec<Node> {
     let m = latency::model();
     // The instruction at a branch target's address: a binary search when the addresses
     // increase (as laid out), else a map (a listing read back may be in any order).
@@ -227,11 +240,33 @@ pub fn analyze_encoded(code: &[Instr], encoded: &[Encoded]) -> Vec<Node> {
             pad_start = code.len();
         }
     }
-    let mut out = Vec::with_capacity(code.len());
+    let mut out: Vec<Node> = Vec::with_capacity(code.len());
     let mut classes = ClassCache::default();
     // One buffer for the accesses of every instruction.
     let mut acc = Vec::new();
     for (k, (i, e)) in code.iter().zip(encoded).enumerate() {
+        if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k) {
+            // Field by field, the register lists copied as slices (`Node::clone` copies them
+            // an item at a time: 2.5M of the 45M instructions of the emit stage on the
+            // straight-line 16k kernel).
+            let from = &out[j];
+            let node = Node {
+                class: from.class,
+                reads: Units::from_slice(&from.reads),
+                writes: Units::from_slice(&from.writes),
+                guard: from.guard,
+                flow: from.flow,
+                target: from.target,
+                reconverge: from.reconverge,
+                slots: SmallVec::from_slice(&from.slots),
+                padding: k >= pad_start,
+                next_waits: next_waits(i, code.get(k + 1)),
+                completion: from.completion,
+                awaits_completions: from.awaits_completions,
+            };
+            out.push(node);
+            continue;
+        }
         let (form, w) = (e.form, e.word);
         crate::target::sm90a::roles::accesses_into(form, &w, &mut acc);
         let guard = (!i.guard.is_always()).then_some((i.guard.pred.file, i.guard.pred.num));
@@ -1358,13 +1393,17 @@ enum Range {
     Tex,
 }
 
-/// Colours event groups: returns the scoreboard of every event that needs one.
+/// Colours event groups: returns the scoreboard of every event that needs one, the wait points
+/// of every event, and the event dataflow with these scoreboards when the second pass walked it
+/// with the same ones (then [`assign_nodes`] need not walk it again: [`solve`] depends only on
+/// the events and the scoreboards, and `look` only adds the pending events it reports).
+#[allow(clippy::type_complexity)]
 fn allocate(
     ev: &mut Events,
     g: &Cfg,
     order: &[usize],
     walked: &Walked,
-) -> (Vec<u8>, BTreeMap<Ev, BTreeSet<usize>>) {
+) -> (Vec<u8>, BTreeMap<Ev, BTreeSet<usize>>, Option<Walked>) {
     let nodes = ev.nodes;
     // Wait points of every event.
     let mut waits: BTreeMap<Ev, BTreeSet<usize>> = BTreeMap::new();
@@ -1465,6 +1504,8 @@ fn allocate(
         .collect();
     let mut busy_at_wait: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); ng];
     let mut colour_of_group: Vec<Option<u8>> = vec![None; ng];
+    // The first pass's scoreboards and the second pass's walk with them.
+    let mut walked_with: Option<(Vec<u8>, Walked)> = None;
     for pass in 0..2 {
         if pass == 1 {
             let colour = colour_map(nodes.len(), &group_of, &colour_of_group);
@@ -1474,6 +1515,7 @@ fn allocate(
             }
             let coloured = solve(ev, g, order, Some(&colour), &look);
             busy_at_wait = busy_at_first_wait(&coloured, &first_wait, &group_of);
+            walked_with = Some((colour, coloured));
         }
         let mut idx: Vec<usize> = (0..ng).collect();
         idx.sort_by_key(|&gi| (groups[gi].1, groups[gi].0.first().map(|e| ev_is_read(*e))));
@@ -1530,7 +1572,9 @@ fn allocate(
             active.push((end_of[gi], gi));
         }
     }
-    (colour_map(nodes.len(), &group_of, &colour_of_group), waits)
+    let colour = colour_map(nodes.len(), &group_of, &colour_of_group);
+    let walked = walked_with.and_then(|(used, w)| (used == colour).then_some(w));
+    (colour, waits, walked)
 }
 
 /// The scoreboard of every event, from its group's: a table indexed by event (of a function of
@@ -1798,8 +1842,13 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     // Scoreboards.
     let mut events = Events::new(nodes, &g.block_of);
     let walked = solve(&mut events, &g, &order, None, &[]);
-    let (colour, _) = allocate(&mut events, &g, &order, &walked);
-    let walked = solve(&mut events, &g, &order, Some(&colour), &[]);
+    let (colour, _, coloured) = allocate(&mut events, &g, &order, &walked);
+    // The walk with the final scoreboards, unless `allocate` already made it (the second
+    // colouring pass usually keeps the first pass's scoreboards: one walk of three saved).
+    let walked = match coloured {
+        Some(w) => w,
+        None => solve(&mut events, &g, &order, Some(&colour), &[]),
+    };
     for k in 0..n {
         ctrl[k].wait |= walked.mask[k];
     }
@@ -2147,6 +2196,8 @@ struct Memo<'m> {
     write_sig: Vec<u64>,
     tensor: Vec<bool>,
     never: Vec<bool>,
+    /// The most cycles an issue distance or [`TENSOR_WAR`] keeps after an instruction.
+    reach: i64,
 }
 
 impl<'m> Memo<'m> {
@@ -2179,6 +2230,13 @@ impl<'m> Memo<'m> {
             write_sig: nodes.iter().map(|n| signature(&n.writes)).collect(),
             tensor: nodes.iter().map(|n| n.class.pipe == "tensor").collect(),
             never: code.iter().map(never_runs).collect(),
+            reach: m
+                .issue
+                .iter()
+                .map(|r| i64::from(r.cycles))
+                .max()
+                .unwrap_or(0)
+                .max(TENSOR_WAR),
         }
     }
 
@@ -2239,7 +2297,10 @@ fn time_block(
         let mut why = Reason::Next;
         // Issue distances from earlier instructions of the block.
         for x in (s..k).rev() {
-            if issue[k - 1] - issue[x] > WINDOW {
+            // Issue times fall going back: once an earlier instruction is so early that neither
+            // of the two rules of this loop could move `t` (each waits at most `memo.reach`
+            // cycles after it), no earlier one can.
+            if issue[k - 1] - issue[x] > WINDOW || issue[x] + memo.reach <= t {
                 break;
             }
             // Issue distances are measured between instructions that do not read each other's

@@ -60,6 +60,19 @@ pub fn encode(instr: &Instr) -> Result<[u64; 2], EncodeError> {
     encode_with_form(instr).map(|(_, w)| w)
 }
 
+/// Whether an encoding of `mnemonic` may depend on the instruction's address: some form of it
+/// has a branch target ([`Spec::Target`], relative to the address). Any other instruction
+/// encodes the same wherever it sits ([`crate::emit::repeats`]).
+pub fn encoding_reads_address(mnemonic: &str) -> bool {
+    let t = tables();
+    t.by_name(mnemonic).iter().any(|&id| {
+        t.forms[id]
+            .ops
+            .iter()
+            .any(|o| matches!(o.spec, Spec::Target { .. }))
+    })
+}
+
 /// Encodes an instruction and says which form it used.
 pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), EncodeError> {
     let t = tables();
