@@ -39,7 +39,7 @@ const MAX_BLOCKS: usize = 4096;
 /// and pyptx `matmul_tma_v33`'s stages (they also address `cp.async.bulk.tensor`) are in `UR`;
 /// in `docs/passes/examples/loop_uniform.ptx`, where the stage also addresses a per-thread
 /// `ld.shared`, ptxas keeps it in `R` (`SEL R3, R3, RZ, !P1`, `TRYWAIT P2, [R11+URZ]`) and
-/// ptxc does not follow it there (`UISETP`/`USEL`, `TRYWAIT P0, [UR9]`).
+/// ptxc does not follow it there (`UISETP`/`USEL`, `TRYWAIT P0, [UR7]`).
 pub(super) fn shadowed_vars(
     scopes: &PlanView<'_>,
     blocks: &[PlannedBlock<'_>],
