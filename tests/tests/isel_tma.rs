@@ -318,9 +318,67 @@ $L_loop:
         (1, 2),
         "{lines:#?}"
     );
-    for l in on_ring {
-        assert!(l.contains("+URZ]"), "{l}");
+    for l in &on_ring {
+        assert!(l.contains(", [UR") && !l.contains("+URZ]"), "{l}");
     }
+    // The counter's increment is uniform, no `R2UR` copies it, and the phase stays per thread.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("UIADD3 UR") && l.ends_with(", 0x1, URZ")),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("R2UR")), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("LOP3.LUT R") && l.contains("0x3c")),
+        "{lines:#?}"
+    );
+}
+
+/// The ring of [`mbarrier_ring_in_a_loop_is_uniform`] with the counter's increment skipped by
+/// some threads (a branch on `%tid`): the counter differs between threads after it, so it is
+/// not kept in a uniform register and the ring's address stays per thread (`[R+URZ]`).
+#[test]
+fn mbarrier_ring_with_a_divergent_counter_is_per_thread() {
+    let text = r".version 8.7
+.target sm_90a
+.address_size 64
+
+.visible .entry ring(.param .u32 n)
+{
+  .reg .b32 %r<20>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bars[2];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, bars;
+  mov.u32 %r9, %tid.x;
+  mbarrier.init.shared.b64 [%r2], 1;
+  mbarrier.init.shared.b64 [%r2+8], 1;
+  mov.b32 %r3, 0;
+  mov.b32 %r4, 0;
+$L_loop:
+  and.b32 %r5, %r3, 1;
+  shl.b32 %r6, %r5, 3;
+  add.s32 %r7, %r2, %r6;
+  mbarrier.arrive.expect_tx.shared.b64 _, [%r7], 16;
+  setp.lt.u32 %p2, %r9, 16;
+  @%p2 bra $L_skip;
+  add.s32 %r3, %r3, 1;
+$L_skip:
+  add.s32 %r4, %r4, 1;
+  setp.lt.s32 %p1, %r4, %r1;
+  @%p1 bra $L_loop;
+  ret;
+}
+";
+    let lines = ptxc_lines("ring_divergent.ptx", text);
+    let arrive: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("SYNCS.ARRIVE"))
+        .collect();
+    assert_eq!(arrive.len(), 1, "{lines:#?}");
+    assert!(arrive[0].contains("+URZ]"), "{lines:#?}");
 }
 
 /// What ptxc still refuses stays a clear error.

@@ -118,13 +118,15 @@ fn spilled_pairs_written_a_word_at_a_time_keep_both_words() {
 /// 544 B (`_v34`; ptxas 162), 226 (`_v35`; ptxas 112). Ceilings: the counts reached (188,
 /// 194 and 139 with coalescing alone; the peeled `mbarrier.try_wait` loops,
 /// `passes/peel_wait.rs`, keep their address and phase live to the retry blocks after the
-/// last block: 2–4 more; computing the wgmma descriptors in uniform registers, 4 fewer).
+/// last block: 2–4 more; computing the wgmma descriptors in uniform registers, 4 fewer;
+/// keeping the loop-carried stages and counters in uniform registers, `isel/loop_uniform.rs`:
+/// 184/192/137 → 179/184/129).
 #[test]
 fn pyptx_matmul_accumulators_share_their_copies_registers() {
     for (name, ceiling) in [
-        ("pyptx__matmul_tma_v33_sm90a.ptx", 184),
-        ("pyptx__matmul_tma_v34_sm90a.ptx", 192),
-        ("pyptx__matmul_tma_v35_sm90a.ptx", 137),
+        ("pyptx__matmul_tma_v33_sm90a.ptx", 179),
+        ("pyptx__matmul_tma_v34_sm90a.ptx", 184),
+        ("pyptx__matmul_tma_v35_sm90a.ptx", 129),
     ] {
         let Some(k) = pyptx_kernel(name) else { return };
         assert_eq!(k.frame, 0, "{name} spills: {k:?}");

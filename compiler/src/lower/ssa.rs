@@ -284,6 +284,40 @@ impl SsaBuilder {
         same.map(|x| (block, var, x))
     }
 
+    /// The value `var` was last given in `block` itself, if it was written there.
+    pub fn current_in(&self, var: Var, block: BlockId) -> Option<VReg> {
+        self.current.get(&(var, block)).copied()
+    }
+
+    /// The variable a PHI was placed for.
+    pub fn phi_var(&self, v: VReg) -> Option<Var> {
+        self.phis.get(&v).map(|&(_, var, _)| var)
+    }
+
+    /// Reads the variable of the PHI `v` in each sealed predecessor of its block, placing the
+    /// PHIs a read there needs, so that [`SsaBuilder::loop_phi_candidate`] sees the value that
+    /// enters a loop through a merge (pyptx `matmul_tma_v33`'s `$L__BB0_2`, reached from the
+    /// entry and from an unreachable block after `bra.uni`). A read in a sealed block is what
+    /// lowering that block would do first, so it changes no value.
+    pub fn read_into_phi(&mut self, f: &mut Function, v: VReg) {
+        let Some(&(block, var, _)) = self.phis.get(&v) else {
+            return;
+        };
+        if self.sealed.contains(&block) {
+            return;
+        }
+        let preds = self
+            .preds
+            .get(block.0 as usize)
+            .cloned()
+            .unwrap_or_default();
+        for q in preds {
+            if self.sealed.contains(&q) {
+                self.read(f, var, q);
+            }
+        }
+    }
+
     /// The value of `var` at the end of `block` when it is already known there without placing
     /// a PHI: written in the block, or in the chain of single predecessors of sealed blocks.
     pub fn settled(&self, var: Var, block: BlockId) -> Option<VReg> {

@@ -19,6 +19,7 @@ mod fdiv;
 mod float;
 mod idiv;
 mod intops;
+mod loop_uniform;
 mod memory;
 mod mma;
 mod sreg;
@@ -28,7 +29,7 @@ mod uniform;
 mod warp;
 mod wgmma;
 
-use super::ssa::{SsaBuilder, Var};
+use super::ssa::{SsaBuilder, Var, VarInfo};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
 use crate::diag::Diagnostic;
 use crate::frontend::ast::{self, Expr, LitKind, Name, Span};
@@ -164,7 +165,10 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         blocks: &blocks,
         name_uses: None,
         reg_cache: Default::default(),
+        shadow: rustc_hash::FxHashMap::default(),
+        uniform_vars: rustc_hash::FxHashSet::default(),
     };
+    cx.shadow_uniform_vars();
     let mut filled = vec![false; n];
     cx.ssa.seal(cx.f, BlockId(0));
     if !cx.f.is_entry {
@@ -198,6 +202,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
             cx.scope = *scope;
             let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
             cx.instruction(ins, block.guard.as_ref());
+            cx.write_shadows(ins);
             stamp_source(cx.f, ins.span.start, before, cx.cur, blocks_before);
         }
         let exit = cx.cur;
@@ -372,7 +377,19 @@ pub struct Cx<'p> {
     /// instruction is resolved, most name one of a few registers, and a hit costs a hash of
     /// two integers where the scope walk hashes and compares strings.
     reg_cache: std::cell::RefCell<RegCache>,
+    /// Warp-uniform registers written more than once, each with its twin variable of class
+    /// `Ugpr` that holds the same value (`loop_uniform.rs`).
+    shadow: rustc_hash::FxHashMap<Var, Var>,
+    /// The registers `loop_uniform.rs` proves warp-uniform: a loop-header PHI of one of them
+    /// may be assumed to be its value from before the loop wherever it is read
+    /// ([`Cx::uniform_loop_phi`]), not only where the operand must be uniform.
+    pub(super) uniform_vars: rustc_hash::FxHashSet<Var>,
 }
+
+/// The block number under which [`Plan::refused_loop_phis`] lists a register that must not be
+/// kept in uniform registers ([`Cx::shadow`]): selection failed to rebuild one of its values
+/// there.
+pub(super) const REFUSED_SHADOW: u32 = u32::MAX;
 
 /// [`Cx::reg_cache`]: `(scope, packed name)` → the register, or `None` (not a register).
 type RegCache = rustc_hash::FxHashMap<(usize, u128), Option<(Var, Ty)>>;
@@ -666,11 +683,92 @@ impl Cx<'_> {
         plan_like.sym(self.scope, name)
     }
 
-    /// The current value of a PTX register.
+    /// The current value of a PTX register. A register kept in uniform registers
+    /// ([`Cx::shadow`]) is read from its twin, copied into a fresh general register for
+    /// per-thread uses (`MOV R, UR`); where the operand must be uniform, [`Cx::uniform_of`]
+    /// finds the twin again (the copy is in `uniform_cache`).
     pub fn read_var(&mut self, var: Var) -> Reg {
+        if let Some(&twin) = self.shadow.get(&var) {
+            let u = self.ssa.read(self.f, twin, self.cur);
+            let r = self.new_vreg(RegClass::Gpr, 1);
+            self.emit_unguarded(Inst::new(
+                "MOV",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(r, 1)),
+                    Operand::use_(Reg::whole(u, 1)),
+                ],
+            ));
+            self.uniform_cache.insert(r, u);
+            return Reg::whole(r, 1);
+        }
         let words = self.ssa.var(var).words;
         let v = self.ssa.read(self.f, var, self.cur);
         Reg::whole(v, words)
+    }
+
+    /// Gives each register [`loop_uniform::shadowed_vars`] finds its uniform twin
+    /// ([`Cx::shadow`]), except those an earlier attempt refused. Kernels only: a subroutine's
+    /// parameters are written by its entry, not by instructions.
+    fn shadow_uniform_vars(&mut self) {
+        if !self.f.is_entry {
+            return;
+        }
+        let view = PlanView {
+            scopes: self.scopes,
+        };
+        let ssa = &*self.ssa;
+        let (uniform, vars) = loop_uniform::shadowed_vars(&view, self.blocks, |v| {
+            let info = ssa.var(v);
+            info.class == RegClass::Gpr && info.words == 1
+        });
+        for x in vars {
+            if self.refused_loop_phis.contains(&(REFUSED_SHADOW, x.0)) {
+                continue;
+            }
+            let name = format!("{}.u", self.ssa.var(x).name);
+            let twin = self.ssa.new_var(VarInfo {
+                class: RegClass::Ugpr,
+                words: 1,
+                name,
+            });
+            self.shadow.insert(x, twin);
+        }
+        self.uniform_vars = uniform;
+    }
+
+    /// After an instruction that writes registers kept in uniform registers: rebuilds each
+    /// new value in the uniform datapath and makes it the twin's value. When it cannot be
+    /// rebuilt, the attempt fails and `lower_function` selects again without that register.
+    fn write_shadows(&mut self, ins: &ast::Instruction) {
+        if self.shadow.is_empty() {
+            return;
+        }
+        let Some(ast::Operand::Expr(e)) = ins.operands.first() else {
+            return;
+        };
+        let Some((x, _)) = e.as_name().and_then(|n| self.lookup_reg(&n.text)) else {
+            return;
+        };
+        let Some(&twin) = self.shadow.get(&x) else {
+            return;
+        };
+        let rebuilt = self
+            .ssa
+            .current_in(x, self.cur)
+            .and_then(|w| self.uniform_of(Reg::whole(w, 1)));
+        match rebuilt {
+            Some(Reg::Virt { vreg, .. }) if self.f.vreg(vreg).class == RegClass::Ugpr => {
+                self.ssa.write(twin, self.cur, vreg);
+            }
+            _ => {
+                self.failed_loop_phis.push((REFUSED_SHADOW, x.0));
+                self.error(
+                    ins.span,
+                    "ptxc could not keep this warp-uniform register in uniform registers",
+                );
+            }
+        }
     }
 
     /// A fresh value for the destination register `op`.

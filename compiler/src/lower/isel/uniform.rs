@@ -251,13 +251,19 @@ impl Cx<'_> {
     /// (block, variable) that [`Cx::assumed_phis`] records; `None` when assumptions are off or
     /// this PHI's was refused.
     fn assumable_loop_phi(
-        &self,
+        &mut self,
         v: VReg,
     ) -> Option<(VReg, crate::frontend::ast::Span, (u32, u32))> {
-        if !self.assume_loop_phis {
+        if !self.assume_loop_phis && self.uniform_vars.is_empty() {
             return None;
         }
+        if self.uniform_vars.contains(&self.ssa.phi_var(v)?) {
+            self.ssa.read_into_phi(self.f, v);
+        }
         let (b, var, x) = self.ssa.loop_phi_candidate(self.f, v)?;
+        if !self.assume_loop_phis && !self.uniform_vars.contains(&var) {
+            return None;
+        }
         let at = (b.0, var.0);
         if self.refused_loop_phis.contains(&at) {
             return None;
@@ -271,7 +277,8 @@ impl Cx<'_> {
     /// and the assumption is checked once every block is sealed
     /// ([`crate::lower::ssa::SsaBuilder::loop_phi_candidate`] says which values count). Only
     /// where the operand must be uniform (an mbarrier address, a wgmma descriptor:
-    /// [`Cx::assume_loop_phis`]): elsewhere a value that is not provably uniform has a
+    /// [`Cx::assume_loop_phis`]), or for a register `loop_uniform.rs` proves warp-uniform
+    /// ([`Cx::uniform_vars`]): elsewhere a value that is not provably uniform has a
     /// per-thread fallback. When the assumption was found wrong (the loop changes the
     /// variable), `lower_function` selects the function again with the PHI in
     /// `refused_loop_phis`, and the operand takes its per-thread form.
