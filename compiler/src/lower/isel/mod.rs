@@ -1150,3 +1150,84 @@ impl Cx<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The instructions of the first function of `src`.
+    fn instructions(src: &str) -> Vec<ast::Instruction> {
+        let m = crate::frontend::parse(src).expect("parses");
+        let f = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                ast::Item::Function(f) => Some(f),
+                _ => None,
+            })
+            .expect("a function");
+        f.body
+            .as_ref()
+            .expect("a body")
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                ast::Stmt::Instr(i) => Some((**i).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// An owned copy of what [`OpcodeMemo::sort`] answers, to compare answers.
+    fn owned(s: Option<Sorted<'_>>) -> Option<(String, usize, Vec<Ty>, Vec<String>)> {
+        s.map(|(op, mods, types, flags)| {
+            (
+                op.into_owned(),
+                mods.len(),
+                types.to_vec(),
+                flags.iter().map(|f| f.to_string()).collect(),
+            )
+        })
+    }
+
+    /// The memo answers what sorting from scratch answers: on first sight, when it remembers
+    /// the words (the second `add.s32`; `st`, a head that may start a compound opcode), and when another
+    /// text holds the hash of the words (sorted again, without the memo).
+    #[test]
+    fn sisel_opcode_memo_answers_as_sorting_from_scratch() {
+        let ins = instructions(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{\n\
+             .reg .b32 %r<4>;\n.reg .b64 %rd<3>;\n.reg .f32 %f<3>;\n\
+             add.s32 %r1, %r2, %r3;\n\
+             add.s32 %r2, %r1, %r3;\n\
+             fma.rn.ftz.f32 %f1, %f2, %f2, %f2;\n\
+             st.global.v2.f32 [%rd1], {%f1, %f2};\n\
+             cvt.rn.f32.s32 %f2, %r1;\n\
+             add.s32 %r3, %r1, %r2;\n\
+             ret;\n}\n",
+        );
+        let mut memo = OpcodeMemo::default();
+        for i in &ins {
+            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
+            assert!(fresh.is_some(), "{} is an opcode", i.opcode.text);
+            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
+        }
+        // One entry per distinct text: add.s32, fma, st, cvt, ret.
+        assert_eq!(memo.sorted.len(), 5);
+        let fma = owned(memo.sort(&ins[2])).expect("sorted");
+        assert_eq!(fma.0, "fma");
+        assert_eq!(fma.2, vec![Ty::parse(".f32").expect("a type")]);
+        assert_eq!(fma.3, vec![".rn", ".ftz"]);
+        // Every hash taken by the `ret` entry: the other words do not match it and are sorted
+        // again, with the same answers.
+        let ret = memo.sorted.len() as u32 - 1;
+        for v in memo.by_hash.values_mut() {
+            *v = ret;
+        }
+        for i in &ins {
+            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
+            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
+        }
+    }
+}
