@@ -81,11 +81,18 @@ pub(super) fn df(r: Reg) -> Operand {
     Operand::def(r)
 }
 
-/// `first` then `rest`, in one allocation (`vec![first]` and `extend` would grow it).
-pub(super) fn with_first(first: Operand, rest: Vec<Operand>) -> Vec<Operand> {
-    let mut ops = Vec::with_capacity(1 + rest.len());
+/// `first` then `rest`, in one allocation (`vec![first]` and `extend` would grow it). The
+/// recipes pass `rest` as an array: a `vec!` of it was an allocation and a free more per
+/// machine instruction. Inlined, so that the array is built in place, not copied into the call.
+#[inline(always)]
+pub(super) fn with_first(first: Operand, rest: impl IntoIterator<Item = Operand>) -> Vec<Operand> {
+    let rest = rest.into_iter();
+    let mut ops = Vec::with_capacity(1 + rest.size_hint().0);
     ops.push(first);
-    ops.extend(rest);
+    // One push per operand: `extend` of an array's iterator cost three times as much here.
+    for o in rest {
+        ops.push(o);
+    }
     ops
 }
 
@@ -177,7 +184,7 @@ impl Cx<'_> {
         &mut self,
         mn: &'static str,
         mods: &[&'static str],
-        srcs: Vec<Operand>,
+        srcs: impl IntoIterator<Item = Operand>,
     ) -> Reg {
         let t = self.a_tmp();
         self.a_put(mn, mods, with_first(df(t), srcs));
@@ -187,7 +194,7 @@ impl Cx<'_> {
     /// `LOP3.LUT d, a, b, RZ, lut, !PT`: a logic operation of two sources, with the lookup
     /// table of three inputs whose third is zero (`0xc0` a AND b, `0xfc` a OR b, `0x3c` a XOR b).
     pub(super) fn a_lop(&mut self, a: Operand, b: Operand, lut: i64) -> Reg {
-        self.a_mk("LOP3", &["LUT"], vec![a, b, rz(), im(lut), npt()])
+        self.a_mk("LOP3", &["LUT"], [a, b, rz(), im(lut), npt()])
     }
 
     /// `mn` into a fresh 64-bit temporary.
@@ -195,7 +202,7 @@ impl Cx<'_> {
         &mut self,
         mn: &'static str,
         mods: &[&'static str],
-        srcs: Vec<Operand>,
+        srcs: impl IntoIterator<Item = Operand>,
     ) -> Reg {
         let t = self.a_tmp64();
         self.a_put(mn, mods, with_first(df(t), srcs));
@@ -242,15 +249,15 @@ impl Cx<'_> {
 
     /// `SEL d, a, b, p` into a fresh temporary.
     pub(super) fn a_sel(&mut self, a: Operand, b: Operand, p: Operand) -> Reg {
-        self.a_mk("SEL", &[], vec![a, b, p])
+        self.a_mk("SEL", &[], [a, b, p])
     }
 
     /// A register holding a 32-bit value (immediates are moved into one).
     pub(super) fn a_reg(&mut self, v: Val) -> Reg {
         match v {
             Val::Reg(r) => wd(r, 0),
-            Val::Imm(i) => self.a_mk("MOV", &[], vec![im(i & 0xffff_ffff)]),
-            Val::F64(b) => self.a_mk("MOV", &[], vec![im((b & 0xffff_ffff) as i64)]),
+            Val::Imm(i) => self.a_mk("MOV", &[], [im(i & 0xffff_ffff)]),
+            Val::F64(b) => self.a_mk("MOV", &[], [im((b & 0xffff_ffff) as i64)]),
             other => self.to_reg(other, 1),
         }
     }
@@ -306,9 +313,9 @@ impl Cx<'_> {
             Val::Reg(r) => {
                 let r = wd(r, 0);
                 let t = match (n, signed) {
-                    (8, true) => self.a_mk("PRMT", &[], vec![u(r), im(0x8880), rz()]),
-                    (16, true) => self.a_mk("PRMT", &[], vec![u(r), im(0x9910), rz()]),
-                    (_, true) => self.a_mk("SGXT", &[], vec![u(r), im(i64::from(n))]),
+                    (8, true) => self.a_mk("PRMT", &[], [u(r), im(0x8880), rz()]),
+                    (16, true) => self.a_mk("PRMT", &[], [u(r), im(0x9910), rz()]),
+                    (_, true) => self.a_mk("SGXT", &[], [u(r), im(i64::from(n))]),
                     (_, false) => self.a_lop(u(r), im(low_mask(n) as i64), 0xc0),
                 };
                 Val::Reg(t)
@@ -326,11 +333,9 @@ impl Cx<'_> {
         dst: &Dst,
         mn: &'static str,
         mods: &[&'static str],
-        srcs: Vec<Operand>,
+        srcs: impl IntoIterator<Item = Operand>,
     ) {
-        let mut ops = Vec::with_capacity(1 + srcs.len());
-        ops.push(df(dst.reg()));
-        ops.extend(srcs);
+        let ops = with_first(df(dst.reg()), srcs);
         self.emit_def(dst, Inst::new(mn, mods, ops));
     }
 
@@ -341,15 +346,16 @@ impl Cx<'_> {
         w: u8,
         mn: &'static str,
         mods: &[&'static str],
-        srcs: Vec<Operand>,
+        srcs: impl IntoIterator<Item = Operand>,
     ) {
-        let mut ops = Vec::with_capacity(1 + srcs.len());
-        ops.push(df(if dst.reg().count() == 1 {
-            dst.reg()
-        } else {
-            dst.word(w)
-        }));
-        ops.extend(srcs);
+        let ops = with_first(
+            df(if dst.reg().count() == 1 {
+                dst.reg()
+            } else {
+                dst.word(w)
+            }),
+            srcs,
+        );
         self.emit_def(dst, Inst::new(mn, mods, ops));
     }
 
@@ -370,7 +376,7 @@ impl Cx<'_> {
                 &dst,
                 "PLOP3",
                 &["LUT"],
-                vec![ptd(), u(src), pt(), pt(), im(0x80), im(0)],
+                [ptd(), u(src), pt(), pt(), im(0x80), im(0)],
             );
         } else if self.guard.is_none() {
             // A word of a wider register (or a physical one): a copy the allocator may fold.
@@ -385,7 +391,7 @@ impl Cx<'_> {
         } else {
             for w in 0..words {
                 let src = if words == 1 { wd(r, 0) } else { wd(r, w) };
-                self.a_fin_w(&dst, w, "MOV", &[], vec![u(src)]);
+                self.a_fin_w(&dst, w, "MOV", &[], [u(src)]);
             }
         }
         if !(self.guard.is_none() && whole) {
@@ -476,7 +482,7 @@ impl Cx<'_> {
 
     /// The arithmetic family: integer, float, half and conversion opcodes.
     pub(super) fn lower_arith(&mut self, op: &PtxOp<'_>) -> Option<bool> {
-        let (ins, types, flags) = (op.ins, &op.types[..], &op.flags[..]);
+        let (ins, types, flags) = (op.ins, op.types, &op.flags[..]);
         Some(match op.opcode {
             "add" | "sub" => self.add_sub(ins, op.opcode, types, flags),
             "addc" | "subc" => self.addc_subc(ins, op.opcode == "subc", types, flags),
@@ -558,7 +564,7 @@ impl Cx<'_> {
             let carry = self.a_tmpp();
             let (alo, blo) = self.a_add_ops(self.word(va, 0), self.word(vb, 0), sub, false);
             let (ahi, bhi) = self.a_add_ops(self.word(va, 1), self.word(vb, 1), sub, true);
-            self.a_fin_w(&dst, 0, "IADD3", &[], vec![df(carry), alo, blo, rz()]);
+            self.a_fin_w(&dst, 0, "IADD3", &[], [df(carry), alo, blo, rz()]);
             if cc {
                 let out = self.a_tmpp();
                 self.a_fin_w(
@@ -566,18 +572,12 @@ impl Cx<'_> {
                     1,
                     "IADD3",
                     &["X"],
-                    vec![df(out), ahi, bhi, rz(), u(carry), npt()],
+                    [df(out), ahi, bhi, rz(), u(carry), npt()],
                 );
                 self.commit(dst);
                 self.a_cc_write(out);
             } else {
-                self.a_fin_w(
-                    &dst,
-                    1,
-                    "IADD3",
-                    &["X"],
-                    vec![ahi, bhi, rz(), u(carry), npt()],
-                );
+                self.a_fin_w(&dst, 1, "IADD3", &["X"], [ahi, bhi, rz(), u(carry), npt()]);
                 self.commit(dst);
             }
             return true;
@@ -585,11 +585,11 @@ impl Cx<'_> {
         let (oa, ob) = self.a_add_ops(va, vb, sub, false);
         if cc {
             let out = self.a_tmpp();
-            self.a_fin(&dst, "IADD3", &[], vec![df(out), oa, ob, rz()]);
+            self.a_fin(&dst, "IADD3", &[], [df(out), oa, ob, rz()]);
             self.commit(dst);
             self.a_cc_write(out);
         } else {
-            self.a_fin(&dst, "IADD3", &[], vec![oa, ob, rz()]);
+            self.a_fin(&dst, "IADD3", &[], [oa, ob, rz()]);
             self.commit(dst);
         }
         true
@@ -639,9 +639,9 @@ impl Cx<'_> {
         let ra = self.a_reg(va);
         let rb = self.a_reg(vb);
         let s = if sub {
-            self.a_mk("IADD3", &[], vec![u(ra), u(rb).negated(), rz()])
+            self.a_mk("IADD3", &[], [u(ra), u(rb).negated(), rz()])
         } else {
-            self.a_mk("IADD3", &[], vec![u(ra), u(rb), rz()])
+            self.a_mk("IADD3", &[], [u(ra), u(rb), rz()])
         };
         // LUT index = a·4 + b·2 + s. Add: positive overflow when a, b ≥ 0 > s (index 1), negative
         // when a, b < 0 ≤ s (index 6). Sub: a ≥ 0 > b, s < 0 (index 3); a < 0 ≤ b, s ≥ 0 (index 4).
@@ -659,12 +659,7 @@ impl Cx<'_> {
         );
         let Some(dst) = self.dst(d) else { return false };
         let t = self.a_sel(u(s), im(0x7fff_ffff), u(p0).inverted());
-        self.a_fin(
-            &dst,
-            "SEL",
-            &[],
-            vec![u(t), im(0x8000_0000), u(p1).inverted()],
-        );
+        self.a_fin(&dst, "SEL", &[], [u(t), im(0x8000_0000), u(p1).inverted()]);
         self.commit(dst);
         true
     }
@@ -696,13 +691,7 @@ impl Cx<'_> {
             let (oa, ob) = self.a_add_ops(self.word(va, w), self.word(vb, w), sub, true);
             let last = w + 1 == words;
             if last && !cc {
-                self.a_fin_w(
-                    &dst,
-                    w,
-                    "IADD3",
-                    &["X"],
-                    vec![oa, ob, rz(), u(carry), npt()],
-                );
+                self.a_fin_w(&dst, w, "IADD3", &["X"], [oa, ob, rz(), u(carry), npt()]);
             } else {
                 let out = self.a_tmpp();
                 self.a_fin_w(
@@ -710,7 +699,7 @@ impl Cx<'_> {
                     w,
                     "IADD3",
                     &["X"],
-                    vec![df(out), oa, ob, rz(), u(carry), npt()],
+                    [df(out), oa, ob, rz(), u(carry), npt()],
                 );
                 carry = out;
             }
@@ -768,13 +757,13 @@ impl Cx<'_> {
                     _ => &[],
                 };
                 let c = if wide { rz64() } else { rz() };
-                self.a_fin(&dst, "IMAD", mods, vec![u(ra), ob, c]);
+                self.a_fin(&dst, "IMAD", mods, [u(ra), ob, c]);
                 self.commit(dst);
             }
             16 | 8 if !hi && !wide => {
                 let (ra, ob) = self.a_mul_ops(va, vb);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "IMAD", &[], vec![u(ra), ob, rz()]);
+                self.a_fin(&dst, "IMAD", &[], [u(ra), ob, rz()]);
                 self.commit(dst);
             }
             16 => {
@@ -784,15 +773,15 @@ impl Cx<'_> {
                 let (ra, ob) = self.a_mul_ops(ea, eb);
                 let Some(dst) = self.dst(d) else { return false };
                 if wide {
-                    self.a_fin(&dst, "IMAD", &[], vec![u(ra), ob, rz()]);
+                    self.a_fin(&dst, "IMAD", &[], [u(ra), ob, rz()]);
                 } else {
-                    let p = self.a_mk("IMAD", &[], vec![u(ra), ob, rz()]);
+                    let p = self.a_mk("IMAD", &[], [u(ra), ob, rz()]);
                     let m: &[&'static str] = if sg {
                         &["R", "S32", "HI"]
                     } else {
                         &["R", "U32", "HI"]
                     };
-                    self.a_fin(&dst, "SHF", m, vec![rz(), im(16), u(p)]);
+                    self.a_fin(&dst, "SHF", m, [rz(), im(16), u(p)]);
                 }
                 self.commit(dst);
             }
@@ -808,13 +797,12 @@ impl Cx<'_> {
                 if self.high_word_is_zero(ra) {
                     // The 32-bit value itself, so that the zero extension goes unused.
                     let lo = self.word_copied_from(ra, 0).unwrap_or(wd(ra, 0));
-                    self.a_fin(&dst, "IMAD", &["WIDE", "U32"], vec![u(lo), im(k), rz64()]);
+                    self.a_fin(&dst, "IMAD", &["WIDE", "U32"], [u(lo), im(k), rz64()]);
                 } else {
-                    let h = self.a_mk("IMAD", &[], vec![u(wd(ra, 1)), im(k), rz()]);
-                    let w =
-                        self.a_mk64("IMAD", &["WIDE", "U32"], vec![u(wd(ra, 0)), im(k), rz64()]);
-                    self.a_fin_w(&dst, 0, "MOV", &[], vec![u(wd(w, 0))]);
-                    self.a_fin_w(&dst, 1, "IADD3", &[], vec![u(wd(w, 1)), u(h), rz()]);
+                    let h = self.a_mk("IMAD", &[], [u(wd(ra, 1)), im(k), rz()]);
+                    let w = self.a_mk64("IMAD", &["WIDE", "U32"], [u(wd(ra, 0)), im(k), rz64()]);
+                    self.a_fin_w(&dst, 0, "MOV", &[], [u(wd(w, 0))]);
+                    self.a_fin_w(&dst, 1, "IADD3", &[], [u(wd(w, 1)), u(h), rz()]);
                 }
                 self.commit(dst);
             }
@@ -885,16 +873,12 @@ impl Cx<'_> {
     /// The low 64 bits of `a·b (+ c)`, as ptxas: the cross products in 32-bit IMADs, the low
     /// product (plus c) in an `IMAD.WIDE.U32`, the cross sum added to its high word.
     fn mul_lo64(&mut self, dst: &Dst, ra: Reg, rb: Reg, c: Option<Reg>) {
-        let t1 = self.a_mk("IMAD", &[], vec![u(wd(ra, 1)), u(wd(rb, 0)), rz()]);
-        let t2 = self.a_mk("IMAD", &[], vec![u(wd(ra, 0)), u(wd(rb, 1)), u(t1)]);
+        let t1 = self.a_mk("IMAD", &[], [u(wd(ra, 1)), u(wd(rb, 0)), rz()]);
+        let t2 = self.a_mk("IMAD", &[], [u(wd(ra, 0)), u(wd(rb, 1)), u(t1)]);
         let cc = c.map_or(rz64(), u);
-        let w = self.a_mk64(
-            "IMAD",
-            &["WIDE", "U32"],
-            vec![u(wd(ra, 0)), u(wd(rb, 0)), cc],
-        );
-        self.a_fin_w(dst, 0, "MOV", &[], vec![u(wd(w, 0))]);
-        self.a_fin_w(dst, 1, "IADD3", &[], vec![u(wd(w, 1)), u(t2), rz()]);
+        let w = self.a_mk64("IMAD", &["WIDE", "U32"], [u(wd(ra, 0)), u(wd(rb, 0)), cc]);
+        self.a_fin_w(dst, 0, "MOV", &[], [u(wd(w, 0))]);
+        self.a_fin_w(dst, 1, "IADD3", &[], [u(wd(w, 1)), u(t2), rz()]);
     }
 
     /// The high 64 bits of the 128-bit product (ptxas's sequence: the partial products with
@@ -903,7 +887,7 @@ impl Cx<'_> {
     pub(super) fn mul_hi64(&mut self, ra: Reg, rb: Reg, sg: bool) -> Reg {
         let (a0, a1, b0, b1) = (wd(ra, 0), wd(ra, 1), wd(rb, 0), wd(rb, 1));
         // m = a1·b0 (64 bits); n = a0·b1 + m with carry-out P0.
-        let m = self.a_mk64("IMAD", &["WIDE", "U32"], vec![u(a1), u(b0), rz64()]);
+        let m = self.a_mk64("IMAD", &["WIDE", "U32"], [u(a1), u(b0), rz64()]);
         let p0 = self.a_tmpp();
         let n = self.a_tmp64();
         self.a_put(
@@ -911,7 +895,7 @@ impl Cx<'_> {
             &["WIDE", "U32"],
             vec![df(n), df(p0), u(a0), u(b1), u(m)],
         );
-        let l = self.a_mk64("IMAD", &["WIDE", "U32"], vec![u(a0), u(b0), rz64()]);
+        let l = self.a_mk64("IMAD", &["WIDE", "U32"], [u(a0), u(b0), rz64()]);
         // k = {n.hi, carry}: the part of the middle sum above bit 64.
         let k = self.a_tmp64();
         self.a_put("COPY", &[], vec![df(wd(k, 0)), u(wd(n, 1))]);
@@ -927,11 +911,7 @@ impl Cx<'_> {
             &[],
             vec![rzd(), df(p1), u(wd(l, 1)), u(wd(n, 0)), rz()],
         );
-        let h = self.a_mk64(
-            "IMAD",
-            &["WIDE", "U32", "X"],
-            vec![u(a1), u(b1), u(k), u(p1)],
-        );
+        let h = self.a_mk64("IMAD", &["WIDE", "U32", "X"], [u(a1), u(b1), u(k), u(p1)]);
         if !sg {
             return h;
         }
@@ -949,7 +929,7 @@ impl Cx<'_> {
             let hi = self.a_mk(
                 "IADD3",
                 &["X"],
-                vec![u(wd(h, 1)), u(wd(y, 1)).inverted(), rz(), u(c), npt()],
+                [u(wd(h, 1)), u(wd(y, 1)).inverted(), rz(), u(c), npt()],
             );
             let n = self.a_tmp64();
             self.a_put("SEL", &[], vec![df(wd(n, 0)), u(lo), u(wd(h, 0)), u(neg)]);
@@ -1001,7 +981,7 @@ impl Cx<'_> {
                     (true, false) => &["HI", "U32"],
                     _ => &[],
                 };
-                let p = self.a_mk("IMAD", pm, vec![u(ra), ob, rz()]);
+                let p = self.a_mk("IMAD", pm, [u(ra), ob, rz()]);
                 let rc = self.a_reg(vc);
                 let Some(dst) = self.dst(d) else { return false };
                 let out = cc.then(|| self.a_tmpp());
@@ -1027,10 +1007,10 @@ impl Cx<'_> {
                 if hi {
                     // hi(a·b) + c.
                     let m: &[&'static str] = if sg { &["HI"] } else { &["HI", "U32"] };
-                    let p = self.a_mk("IMAD", m, vec![u(ra), ob, rz()]);
+                    let p = self.a_mk("IMAD", m, [u(ra), ob, rz()]);
                     let oc = self.a_op(vc);
                     let Some(dst) = self.dst(d) else { return false };
-                    self.a_fin(&dst, "IADD3", &[], vec![u(p), oc, rz()]);
+                    self.a_fin(&dst, "IADD3", &[], [u(p), oc, rz()]);
                     self.commit(dst);
                 } else {
                     // An immediate addend goes in C when B is a register (form 2, `IMAD R0,
@@ -1049,7 +1029,7 @@ impl Cx<'_> {
                         (true, false) => &["WIDE", "U32"],
                         _ => &[],
                     };
-                    self.a_fin(&dst, "IMAD", m, vec![u(ra), ob, oc]);
+                    self.a_fin(&dst, "IMAD", m, [u(ra), ob, oc]);
                     self.commit(dst);
                 }
             }
@@ -1057,7 +1037,7 @@ impl Cx<'_> {
                 let (ra, ob) = self.a_mul_ops(va, vb);
                 let rc = self.a_reg(vc);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "IMAD", &[], vec![u(ra), ob, u(rc)]);
+                self.a_fin(&dst, "IMAD", &[], [u(ra), ob, u(rc)]);
                 self.commit(dst);
             }
             16 => {
@@ -1067,16 +1047,16 @@ impl Cx<'_> {
                 let rc = self.a_reg(vc);
                 let Some(dst) = self.dst(d) else { return false };
                 if wide {
-                    self.a_fin(&dst, "IMAD", &[], vec![u(ra), ob, u(rc)]);
+                    self.a_fin(&dst, "IMAD", &[], [u(ra), ob, u(rc)]);
                 } else {
-                    let p = self.a_mk("IMAD", &[], vec![u(ra), ob, rz()]);
+                    let p = self.a_mk("IMAD", &[], [u(ra), ob, rz()]);
                     let m: &[&'static str] = if sg {
                         &["R", "S32", "HI"]
                     } else {
                         &["R", "U32", "HI"]
                     };
-                    let h = self.a_mk("SHF", m, vec![rz(), im(16), u(p)]);
-                    self.a_fin(&dst, "IADD3", &[], vec![u(h), u(rc), rz()]);
+                    let h = self.a_mk("SHF", m, [rz(), im(16), u(p)]);
+                    self.a_fin(&dst, "IADD3", &[], [u(h), u(rc), rz()]);
                 }
                 self.commit(dst);
             }
@@ -1093,14 +1073,14 @@ impl Cx<'_> {
                         0,
                         "IADD3",
                         &[],
-                        vec![df(p), u(wd(h, 0)), u(wd(rc, 0)), rz()],
+                        [df(p), u(wd(h, 0)), u(wd(rc, 0)), rz()],
                     );
                     self.a_fin_w(
                         &dst,
                         1,
                         "IADD3",
                         &["X"],
-                        vec![u(wd(h, 1)), u(wd(rc, 1)), rz(), u(p), npt()],
+                        [u(wd(h, 1)), u(wd(rc, 1)), rz(), u(p), npt()],
                     );
                 } else {
                     self.mul_lo64(&dst, ra, rb, Some(rc));
@@ -1142,7 +1122,7 @@ impl Cx<'_> {
                 &dst,
                 "PLOP3",
                 &["LUT"],
-                vec![ptd(), oa, ob, pt(), im(lut), im(0)],
+                [ptd(), oa, ob, pt(), im(lut), im(0)],
             );
             self.commit(dst);
             return true;
@@ -1161,13 +1141,7 @@ impl Cx<'_> {
             };
             let ra = self.a_reg(x);
             let ob = self.a_op(y);
-            self.a_fin_w(
-                &dst,
-                w,
-                "LOP3",
-                &["LUT"],
-                vec![u(ra), ob, rz(), im(lut), npt()],
-            );
+            self.a_fin_w(&dst, w, "LOP3", &["LUT"], [u(ra), ob, rz(), im(lut), npt()]);
         }
         self.commit(dst);
         true
@@ -1188,7 +1162,7 @@ impl Cx<'_> {
                 &dst,
                 "PLOP3",
                 &["LUT"],
-                vec![ptd(), oa, pt(), pt(), im(0x0f), im(0)],
+                [ptd(), oa, pt(), pt(), im(0x0f), im(0)],
             );
             self.commit(dst);
             return true;
@@ -1201,13 +1175,7 @@ impl Cx<'_> {
         for w in 0..words {
             let x = self.word(va, w);
             let ox = self.a_op(x);
-            self.a_fin_w(
-                &dst,
-                w,
-                "LOP3",
-                &["LUT"],
-                vec![rz(), ox, rz(), im(0x33), npt()],
-            );
+            self.a_fin_w(&dst, w, "LOP3", &["LUT"], [rz(), ox, rz(), im(0x33), npt()]);
         }
         self.commit(dst);
         true
@@ -1225,10 +1193,10 @@ impl Cx<'_> {
         let p = self.a_is_zero(va, t.bits());
         let Some(dst) = self.dst(d) else { return false };
         if t.bits() == 64 {
-            self.a_fin_w(&dst, 0, "SEL", &[], vec![rz(), im(1), u(p).inverted()]);
-            self.a_fin_w(&dst, 1, "MOV", &[], vec![im(0)]);
+            self.a_fin_w(&dst, 0, "SEL", &[], [rz(), im(1), u(p).inverted()]);
+            self.a_fin_w(&dst, 1, "MOV", &[], [im(0)]);
         } else {
-            self.a_fin(&dst, "SEL", &[], vec![rz(), im(1), u(p).inverted()]);
+            self.a_fin(&dst, "SEL", &[], [rz(), im(1), u(p).inverted()]);
         }
         self.commit(dst);
         true
@@ -1274,7 +1242,7 @@ impl Cx<'_> {
             &dst,
             "LOP3",
             &["LUT"],
-            vec![u(ra), ob, u(rc), im((lut as i64) & 0xff), npt()],
+            [u(ra), ob, u(rc), im((lut as i64) & 0xff), npt()],
         );
         self.commit(dst);
         true
@@ -1311,47 +1279,29 @@ impl Cx<'_> {
                     // Whole-word shifts.
                     let s = s.min(64);
                     if left {
-                        self.a_fin_w(&dst, 0, "MOV", &[], vec![im(0)]);
+                        self.a_fin_w(&dst, 0, "MOV", &[], [im(0)]);
                         if s >= 64 {
-                            self.a_fin_w(&dst, 1, "MOV", &[], vec![im(0)]);
+                            self.a_fin_w(&dst, 1, "MOV", &[], [im(0)]);
                         } else {
-                            self.a_fin_w(
-                                &dst,
-                                1,
-                                "SHF",
-                                &["L", "U32"],
-                                vec![u(lo), im(s - 32), rz()],
-                            );
+                            self.a_fin_w(&dst, 1, "SHF", &["L", "U32"], [u(lo), im(s - 32), rz()]);
                         }
                     } else if sg {
                         let s = (s - 32).min(31);
-                        self.a_fin_w(
-                            &dst,
-                            0,
-                            "SHF",
-                            &["R", "S32", "HI"],
-                            vec![rz(), im(s), u(hi)],
-                        );
-                        self.a_fin_w(
-                            &dst,
-                            1,
-                            "SHF",
-                            &["R", "S32", "HI"],
-                            vec![rz(), im(31), u(hi)],
-                        );
+                        self.a_fin_w(&dst, 0, "SHF", &["R", "S32", "HI"], [rz(), im(s), u(hi)]);
+                        self.a_fin_w(&dst, 1, "SHF", &["R", "S32", "HI"], [rz(), im(31), u(hi)]);
                     } else {
                         if s >= 64 {
-                            self.a_fin_w(&dst, 0, "MOV", &[], vec![im(0)]);
+                            self.a_fin_w(&dst, 0, "MOV", &[], [im(0)]);
                         } else {
                             self.a_fin_w(
                                 &dst,
                                 0,
                                 "SHF",
                                 &["R", "U32", "HI"],
-                                vec![rz(), im(s - 32), u(hi)],
+                                [rz(), im(s - 32), u(hi)],
                             );
                         }
-                        self.a_fin_w(&dst, 1, "MOV", &[], vec![im(0)]);
+                        self.a_fin_w(&dst, 1, "MOV", &[], [im(0)]);
                     }
                 }
                 _ => {
@@ -1363,12 +1313,12 @@ impl Cx<'_> {
                         }
                     };
                     if left {
-                        self.a_fin_w(&dst, 0, "SHF", &["L", "U32"], vec![u(lo), ob.clone(), rz()]);
-                        self.a_fin_w(&dst, 1, "SHF", &["L", "U64", "HI"], vec![u(lo), ob, u(hi)]);
+                        self.a_fin_w(&dst, 0, "SHF", &["L", "U32"], [u(lo), ob.clone(), rz()]);
+                        self.a_fin_w(&dst, 1, "SHF", &["L", "U64", "HI"], [u(lo), ob, u(hi)]);
                     } else {
                         let m: &[&'static str] = if sg { &["R", "S64"] } else { &["R", "U64"] };
-                        self.a_fin_w(&dst, 0, "SHF", m, vec![u(lo), ob.clone(), u(hi)]);
-                        self.a_fin_w(&dst, 1, "SHF", r_mods, vec![rz(), ob, u(hi)]);
+                        self.a_fin_w(&dst, 0, "SHF", m, [u(lo), ob.clone(), u(hi)]);
+                        self.a_fin_w(&dst, 1, "SHF", r_mods, [rz(), ob, u(hi)]);
                     }
                 }
             }
@@ -1390,7 +1340,7 @@ impl Cx<'_> {
             other => {
                 let r = self.a_reg(other);
                 if n == 16 {
-                    let c = self.a_mk("VIMNMX", &["U32"], vec![u(r), im(0xffff), pt()]);
+                    let c = self.a_mk("VIMNMX", &["U32"], [u(r), im(0xffff), pt()]);
                     u(c)
                 } else {
                     u(r)
@@ -1400,9 +1350,9 @@ impl Cx<'_> {
         let ra = self.a_reg(va);
         let Some(dst) = self.dst(d) else { return false };
         if left {
-            self.a_fin(&dst, "SHF", &["L", "U32"], vec![u(ra), ob, rz()]);
+            self.a_fin(&dst, "SHF", &["L", "U32"], [u(ra), ob, rz()]);
         } else {
-            self.a_fin(&dst, "SHF", r_mods, vec![rz(), ob, u(ra)]);
+            self.a_fin(&dst, "SHF", r_mods, [rz(), ob, u(ra)]);
         }
         self.commit(dst);
         true
@@ -1434,7 +1384,7 @@ impl Cx<'_> {
             (false, true) => &["R", "W", "U32"],
             (false, false) => &["R", "U32"],
         };
-        self.a_fin(&dst, "SHF", mods, vec![u(ra), oc, u(rb)]);
+        self.a_fin(&dst, "SHF", mods, [u(ra), oc, u(rb)]);
         self.commit(dst);
         true
     }
@@ -1479,20 +1429,20 @@ impl Cx<'_> {
                 let t = if wrap {
                     self.a_lop(u(rb), im(31), 0xc0)
                 } else {
-                    self.a_mk("VIMNMX", &["U32"], vec![u(rb), im(32), pt()])
+                    self.a_mk("VIMNMX", &["U32"], [u(rb), im(32), pt()])
                 };
                 u(t)
             }
         };
         let sh = if left {
-            self.a_mk("SHF", &["L", "U32"], vec![u(ra), amt, rz()])
+            self.a_mk("SHF", &["L", "U32"], [u(ra), amt, rz()])
         } else {
             let m: &[&'static str] = if signed(*at) {
                 &["R", "S32", "HI"]
             } else {
                 &["R", "U32", "HI"]
             };
-            self.a_mk("SHF", m, vec![rz(), amt, u(ra)])
+            self.a_mk("SHF", m, [rz(), amt, u(ra)])
         };
         let Some(dst) = self.dst(&ops[0]) else {
             return false;
@@ -1500,7 +1450,7 @@ impl Cx<'_> {
         match vc {
             Some(c) => {
                 let oc = self.a_op(c);
-                self.a_fin(&dst, "IADD3", &[], vec![u(sh), oc, rz()]);
+                self.a_fin(&dst, "IADD3", &[], [u(sh), oc, rz()]);
                 self.commit(dst);
             }
             None => self.a_finish(dst, sh),

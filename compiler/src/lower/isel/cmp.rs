@@ -236,7 +236,7 @@ impl Cx<'_> {
                 } else {
                     (u(ra).with_suffix("H0_H0"), u(rb).with_suffix("H0_H0"))
                 };
-                let mask = self.a_mk("HSET2", &m, vec![oa, ob, pt()]);
+                let mask = self.a_mk("HSET2", &m, [oa, ob, pt()]);
                 if x2 {
                     let lo = self.a_lop(u(mask), im(0xffff), 0xc0);
                     self.a_put(
@@ -266,7 +266,7 @@ impl Cx<'_> {
     fn a_regop(&mut self, o: Operand) -> Operand {
         match o.kind {
             OpKind::Int(_) | OpKind::Float(..) => {
-                let r = self.a_mk("MOV", &[], vec![o]);
+                let r = self.a_mk("MOV", &[], [o]);
                 u(r)
             }
             _ => o,
@@ -410,10 +410,10 @@ impl Cx<'_> {
                 return false;
             };
             if x2 {
-                self.a_fin(&dst, "HSET2", &m, vec![oa, ob, c]);
+                self.a_fin(&dst, "HSET2", &m, [oa, ob, c]);
             } else {
-                let h = self.a_mk("HSET2", &m, vec![oa, ob, c]);
-                self.a_fin(&dst, "PRMT", &[], vec![u(h), im(0x9910), rz()]);
+                let h = self.a_mk("HSET2", &m, [oa, ob, c]);
+                self.a_fin(&dst, "PRMT", &[], [u(h), im(0x9910), rz()]);
             }
             self.commit(dst);
             return true;
@@ -429,7 +429,7 @@ impl Cx<'_> {
         let Some(dst) = self.dst(&ops[0]) else {
             return false;
         };
-        self.a_fin(&dst, "SEL", &[], vec![rz(), im(one), u(p).inverted()]);
+        self.a_fin(&dst, "SEL", &[], [rz(), im(one), u(p).inverted()]);
         self.commit(dst);
         true
     }
@@ -479,7 +479,7 @@ impl Cx<'_> {
             };
             let oy = self.a_op(y);
             let op = if n { u(p).inverted() } else { u(p) };
-            self.a_fin_w(&dst, w, "SEL", &[], vec![u(rx), oy, op]);
+            self.a_fin_w(&dst, w, "SEL", &[], [u(rx), oy, op]);
         }
         self.commit(dst);
         true
@@ -552,7 +552,7 @@ impl Cx<'_> {
                         self.a_mkp("ISETP", &["EQ", "U32", "OR"], vec![u(m), rz(), u(n)])
                     }
                     ".subnormal" => {
-                        let s = self.a_mk("IADD3", &[], vec![u(m), im(-1), rz()]);
+                        let s = self.a_mk("IADD3", &[], [u(m), im(-1), rz()]);
                         self.a_mkp(
                             "ISETP",
                             &["LT", "U32", "AND"],

@@ -136,22 +136,22 @@ impl Cx<'_> {
                     // the high word decides both).
                     let neg = self.a_mkp("ISETP", &["LT", "AND"], vec![u(wd(r, 1)), rz(), pt()]);
                     if ssg {
-                        self.a_fin_w(&dst, 0, "SEL", &[], vec![rz(), u(wd(r, 0)), u(neg)]);
-                        self.a_fin_w(&dst, 1, "SEL", &[], vec![rz(), u(wd(r, 1)), u(neg)]);
+                        self.a_fin_w(&dst, 0, "SEL", &[], [rz(), u(wd(r, 0)), u(neg)]);
+                        self.a_fin_w(&dst, 1, "SEL", &[], [rz(), u(wd(r, 1)), u(neg)]);
                     } else {
                         self.a_fin_w(
                             &dst,
                             0,
                             "SEL",
                             &[],
-                            vec![u(wd(r, 0)), im(0xffff_ffff), u(neg).inverted()],
+                            [u(wd(r, 0)), im(0xffff_ffff), u(neg).inverted()],
                         );
                         self.a_fin_w(
                             &dst,
                             1,
                             "SEL",
                             &[],
-                            vec![u(wd(r, 1)), im(0x7fff_ffff), u(neg).inverted()],
+                            [u(wd(r, 1)), im(0x7fff_ffff), u(neg).inverted()],
                         );
                     }
                     self.commit(dst);
@@ -164,21 +164,15 @@ impl Cx<'_> {
             let mut lo = self.a_int32(va, sn, ssg);
             if sat && ssg && !dsg {
                 let r = self.a_reg(lo);
-                lo = Val::Reg(self.a_mk("VIMNMX", &[], vec![u(r), rz(), npt()]));
+                lo = Val::Reg(self.a_mk("VIMNMX", &[], [u(r), rz(), npt()]));
             }
             let lo = self.a_reg(lo);
             if ssg && (!sat || dsg) {
-                self.a_fin_w(
-                    &dst,
-                    1,
-                    "SHF",
-                    &["R", "S32", "HI"],
-                    vec![rz(), im(31), u(lo)],
-                );
+                self.a_fin_w(&dst, 1, "SHF", &["R", "S32", "HI"], [rz(), im(31), u(lo)]);
             } else {
-                self.a_fin_w(&dst, 1, "MOV", &[], vec![im(0)]);
+                self.a_fin_w(&dst, 1, "MOV", &[], [im(0)]);
             }
-            self.a_fin_w(&dst, 0, "MOV", &[], vec![u(lo)]);
+            self.a_fin_w(&dst, 0, "MOV", &[], [u(lo)]);
             self.commit(dst);
             return true;
         }
@@ -237,18 +231,10 @@ impl Cx<'_> {
                 let mut r = self.a_reg(x);
                 let m: &[&'static str] = if ssg { &[] } else { &["U32"] };
                 if dmin > smin {
-                    r = self.a_mk(
-                        "VIMNMX",
-                        m,
-                        vec![u(r), im((dmin as i64) & 0xffff_ffff), npt()],
-                    );
+                    r = self.a_mk("VIMNMX", m, [u(r), im((dmin as i64) & 0xffff_ffff), npt()]);
                 }
                 if dmax < smax {
-                    r = self.a_mk(
-                        "VIMNMX",
-                        m,
-                        vec![u(r), im((dmax as i64) & 0xffff_ffff), pt()],
-                    );
+                    r = self.a_mk("VIMNMX", m, [u(r), im((dmax as i64) & 0xffff_ffff), pt()]);
                 }
                 Val::Reg(r)
             } else {
@@ -269,7 +255,7 @@ impl Cx<'_> {
             Val::Reg(r) => self.a_finish(dst, r),
             other => {
                 let o = self.a_op(other);
-                self.a_fin(&dst, "MOV", &[], vec![o]);
+                self.a_fin(&dst, "MOV", &[], [o]);
                 self.commit(dst);
             }
         }
@@ -280,12 +266,12 @@ impl Cx<'_> {
     /// bf16.
     pub(super) fn a_half_to_f32(&mut self, r: Reg, bf: bool) -> Reg {
         if bf {
-            self.a_mk("SHF", &["L", "U32"], vec![u(r), im(16), rz()])
+            self.a_mk("SHF", &["L", "U32"], [u(r), im(16), rz()])
         } else {
             self.a_mk(
                 "HADD2",
                 &["F32"],
-                vec![rz().negated(), u(r).with_suffix("H0_H0")],
+                [rz().negated(), u(r).with_suffix("H0_H0")],
             )
         }
     }
@@ -344,17 +330,17 @@ impl Cx<'_> {
         m.retain(|s| !s.is_empty());
         let Some(dst) = self.dst(d) else { return false };
         if narrow_f64 {
-            let x = self.a_mk("F2I", &m, vec![u(src)]);
+            let x = self.a_mk("F2I", &m, [u(src)]);
             let (lo, hi) = range(dt);
             let mm: &[&'static str] = if dsg { &[] } else { &["U32"] };
             let y = if dsg {
-                self.a_mk("VIMNMX", mm, vec![u(x), im(lo as i64 & 0xffff_ffff), npt()])
+                self.a_mk("VIMNMX", mm, [u(x), im(lo as i64 & 0xffff_ffff), npt()])
             } else {
                 x
             };
-            self.a_fin(&dst, "VIMNMX", mm, vec![u(y), im(hi as i64), pt()]);
+            self.a_fin(&dst, "VIMNMX", mm, [u(y), im(hi as i64), pt()]);
         } else {
-            self.a_fin(&dst, "F2I", &m, vec![u(src)]);
+            self.a_fin(&dst, "F2I", &m, [u(src)]);
         }
         self.commit(dst);
         true
@@ -380,24 +366,20 @@ impl Cx<'_> {
                 if !r.is_empty() {
                     m.push(r);
                 }
-                cx.a_mk("I2F", &m, vec![u(x)])
+                cx.a_mk("I2F", &m, [u(x)])
             } else {
                 let x = cx.a_int32(va, sn, ssg);
                 let x = cx.a_reg(x);
                 let sgn = ssg || sn < 32;
                 if r.is_empty() {
-                    cx.a_mk(
-                        "I2FP",
-                        &["F32", if sgn { "S32" } else { "U32" }],
-                        vec![u(x)],
-                    )
+                    cx.a_mk("I2FP", &["F32", if sgn { "S32" } else { "U32" }], [u(x)])
                 } else {
                     let mut m: Vec<&'static str> = Vec::new();
                     if !sgn {
                         m.push("U32");
                     }
                     m.push(r);
-                    cx.a_mk("I2F", &m, vec![u(x)])
+                    cx.a_mk("I2F", &m, [u(x)])
                 }
             })
         };
@@ -407,7 +389,7 @@ impl Cx<'_> {
                     return false;
                 };
                 if sat {
-                    self.a_mk("FADD", &["SAT"], vec![rz(), u(x)])
+                    self.a_mk("FADD", &["SAT"], [rz(), u(x)])
                 } else {
                     x
                 }
@@ -464,9 +446,9 @@ impl Cx<'_> {
                 m.push("RELU");
             }
             m.extend([if bf { "BF16" } else { "F16" }, "F32", "PACK_AB"]);
-            Some(self.a_mk("F2FP", &m, vec![rz(), u(x)]))
+            Some(self.a_mk("F2FP", &m, [rz(), u(x)]))
         } else if !bf && !relu {
-            Some(self.a_mk("F2F", &["F16", "F32", r], vec![u(x)]))
+            Some(self.a_mk("F2F", &["F16", "F32", r], [u(x)]))
         } else {
             None
         }
@@ -494,7 +476,7 @@ impl Cx<'_> {
                     if !ir.is_empty() {
                         m.push(ir);
                     }
-                    r = self.a_mk("FRND", &m, vec![u(r)]);
+                    r = self.a_mk("FRND", &m, [u(r)]);
                 }
                 if sat || (ftz && irnd.is_none()) {
                     let mut m: Vec<&'static str> = Vec::new();
@@ -504,7 +486,7 @@ impl Cx<'_> {
                     if sat {
                         m.push("SAT");
                     }
-                    r = self.a_mk("FADD", &m, vec![rz(), u(r)]);
+                    r = self.a_mk("FADD", &m, [rz(), u(r)]);
                 }
                 r
             }
@@ -532,9 +514,9 @@ impl Cx<'_> {
                     x = self.a_half_to_f32(x, st.name == "bf16");
                 }
                 if ftz {
-                    x = self.a_mk("FMUL", &["FTZ"], vec![u(x), super::arith::fimm(k::ONE)]);
+                    x = self.a_mk("FMUL", &["FTZ"], [u(x), super::arith::fimm(k::ONE)]);
                 }
-                self.a_mk64("F2F", &["F64", "F32"], vec![u(x)])
+                self.a_mk64("F2F", &["F64", "F32"], [u(x)])
             }
             ("f32", "f64") => {
                 if relu || satfinite || irnd.is_some() {
@@ -546,7 +528,7 @@ impl Cx<'_> {
                 if !r.is_empty() {
                     m.push(r);
                 }
-                let mut y = self.a_mk("F2F", &m, vec![u(x)]);
+                let mut y = self.a_mk("F2F", &m, [u(x)]);
                 if ftz {
                     let p = self.a_mkp(
                         "FSETP",
@@ -556,7 +538,7 @@ impl Cx<'_> {
                     y = self.a_fmul_if(p, true, y, &[], k::MIN_NORMAL);
                 }
                 if sat {
-                    y = self.a_mk("FADD", &["SAT"], vec![rz(), u(y)]);
+                    y = self.a_mk("FADD", &["SAT"], [rz(), u(y)]);
                 }
                 y
             }
@@ -578,7 +560,7 @@ impl Cx<'_> {
                     if !r.is_empty() {
                         m.push(r);
                     }
-                    self.a_mk("F2F", &m, vec![u(x)])
+                    self.a_mk("F2F", &m, [u(x)])
                 } else {
                     self.a_reg(va)
                 };
@@ -599,7 +581,7 @@ impl Cx<'_> {
                 }
                 let x = self.a_reg(va);
                 let f: &'static str = if st.name == "e4m3x2" { "E4M3" } else { "E5M2" };
-                self.a_mk("F2FP", &["F16", f, "UNPACK_B"], vec![u(x)])
+                self.a_mk("F2FP", &["F16", f, "UNPACK_B"], [u(x)])
             }
             _ => return false,
         };
@@ -625,12 +607,12 @@ impl Cx<'_> {
         if !ir.is_empty() {
             m.push(ir);
         }
-        let i = self.a_mk64("F2I", &m, vec![u(x)]);
-        let f = self.a_mk64("I2F", &["F64", "S64"], vec![u(i)]);
+        let i = self.a_mk64("F2I", &m, [u(x)]);
+        let f = self.a_mk64("I2F", &["F64", "S64"], [u(i)]);
         let hi = self.a_mk(
             "LOP3",
             &["LUT"],
-            vec![u(wd(x, 1)), im(0x8000_0000), u(wd(f, 1)), im(0xb8), npt()],
+            [u(wd(x, 1)), im(0x8000_0000), u(wd(f, 1)), im(0xb8), npt()],
         );
         let t = self.a_tmp64();
         self.a_put(
@@ -684,7 +666,7 @@ impl Cx<'_> {
         let Some(dst) = self.dst(&ops[0]) else {
             return false;
         };
-        self.a_fin(&dst, "I2IP", &[tn, "S32", "SAT"], vec![u(ra), u(rb), oc]);
+        self.a_fin(&dst, "I2IP", &[tn, "S32", "SAT"], [u(ra), u(rb), oc]);
         self.commit(dst);
         true
     }
@@ -730,10 +712,10 @@ impl Cx<'_> {
         let Some(dst) = self.dst(d) else { return false };
         if fp8 {
             m.push("PACK_AB_MERGE_C");
-            self.a_fin(&dst, "F2FP", &m, vec![u(ra), u(rb), rz()]);
+            self.a_fin(&dst, "F2FP", &m, [u(ra), u(rb), rz()]);
         } else {
             m.push("PACK_AB");
-            self.a_fin(&dst, "F2FP", &m, vec![u(ra), u(rb)]);
+            self.a_fin(&dst, "F2FP", &m, [u(ra), u(rb)]);
         }
         self.commit(dst);
         true

@@ -57,8 +57,8 @@ impl super::Cx<'_> {
     /// The biased exponent of an f64 from its high word: `(hi << 1) >> 21` (ptxas:
     /// `IMAD.SHL.U32 R, hi, 0x2, RZ; SHF.R.U32.HI R, RZ, 0x15, R`, 0x0b0/0x0e0 and 0x350/0x360).
     fn d_exponent(&mut self, hi: Reg) -> Reg {
-        let t = self.a_mk("SHF", &["L", "U32"], vec![u(hi), im(1), rz()]);
-        self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(0x15), u(t)])
+        let t = self.a_mk("SHF", &["L", "U32"], [u(hi), im(1), rz()]);
+        self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(0x15), u(t)])
     }
 
     /// 1/a rounded toward zero, −inf or +inf (ptxas's subroutine, probe `rcp_f64.ptx`):
@@ -88,7 +88,7 @@ impl super::Cx<'_> {
         let scale = self.f_var("rcp.scale");
         let (lo, hi) = (wd(a, 0), wd(a, 1));
         let ea = self.d_exponent(hi);
-        let t = self.a_mk("IADD3", &[], vec![u(ea), im(-1), rz()]);
+        let t = self.a_mk("IADD3", &[], [u(ea), im(-1), rz()]);
         let special = self.a_mkp("ISETP", &["GT", "U32", "AND"], vec![u(t), im(0x7fd), pt()]);
         let [nan_chk, inf_chk, zero_chk, sub, normal, main, out, join] = self.f_blocks::<8>();
         self.f_br_if(special, true, normal, nan_chk);
@@ -118,43 +118,43 @@ impl super::Cx<'_> {
         let _ = sub;
         let ge = self.a_mkp("ISETP", &["GE", "AND"], vec![u(t), rz(), pt()]);
         let scaled = self.a_mk_if(ge, true, a, "DMUL", &[], vec![u(a), dimm(TWO_54)]);
-        let sc = self.a_mk("SEL", &[], vec![rz(), im(0x36), u(ge)]);
+        let sc = self.a_mk("SEL", &[], [rz(), im(0x36), u(ge)]);
         self.f_set(x, scaled);
         self.f_set(scale, sc);
         self.f_br(main);
         // A normal operand (0x260).
         self.f_start(normal, false);
         self.f_set(x, a);
-        let zero = self.a_mk("MOV", &[], vec![im(0)]);
+        let zero = self.a_mk("MOV", &[], [im(0)]);
         self.f_set(scale, zero);
         self.f_start(main, true);
         // m = x with its exponent replaced by 1023's (0x270–0x2a0).
         let xv = self.f_get(x);
         let sc = self.f_get(scale);
-        let k = self.a_mk("IADD3", &[], vec![u(ea), im(-0x3ff), rz()]);
-        let mh = self.a_mk("IMAD", &[], vec![u(k), im(-0x10_0000), u(wd(xv, 1))]);
+        let k = self.a_mk("IADD3", &[], [u(ea), im(-0x3ff), rz()]);
+        let mh = self.a_mk("IMAD", &[], [u(k), im(-0x10_0000), u(wd(xv, 1))]);
         let m = self.f_pair(u(wd(xv, 0)), u(mh));
         // Seed and Newton steps (0x2b0–0x340).
-        let rh = self.a_mk("MUFU", &["RCP64H"], vec![u(mh)]);
+        let rh = self.a_mk("MUFU", &["RCP64H"], [u(mh)]);
         let r0 = self.f_pair(im(1), u(rh));
-        let e = self.a_mk64("DFMA", &[], vec![u(m).negated(), u(r0), dimm(ONE)]);
-        let r1 = self.a_mk64("DFMA", &[], vec![u(r0), u(e), u(r0)]);
-        let ee = self.a_mk64("DMUL", &[], vec![u(e), u(e)]);
-        let r2 = self.a_mk64("DFMA", &[], vec![u(r1), u(ee), u(r1)]);
-        let e3 = self.a_mk64("DFMA", &[], vec![u(m).negated(), u(r2), dimm(ONE)]);
-        let r3 = self.a_mk64("DFMA", &[], vec![u(e), u(r2), u(r0)]);
-        let y = self.a_mk64("DFMA", &[], vec![u(r2), u(e3), u(r2)]);
-        let e4 = self.a_mk64("DFMA", &[], vec![u(m).negated(), u(r3), dimm(ONE)]);
-        let q = self.a_mk64("DFMA", &[mode.sass()], vec![u(y), u(e4), u(r3)]);
+        let e = self.a_mk64("DFMA", &[], [u(m).negated(), u(r0), dimm(ONE)]);
+        let r1 = self.a_mk64("DFMA", &[], [u(r0), u(e), u(r0)]);
+        let ee = self.a_mk64("DMUL", &[], [u(e), u(e)]);
+        let r2 = self.a_mk64("DFMA", &[], [u(r1), u(ee), u(r1)]);
+        let e3 = self.a_mk64("DFMA", &[], [u(m).negated(), u(r2), dimm(ONE)]);
+        let r3 = self.a_mk64("DFMA", &[], [u(e), u(r2), u(r0)]);
+        let y = self.a_mk64("DFMA", &[], [u(r2), u(e3), u(r2)]);
+        let e4 = self.a_mk64("DFMA", &[], [u(m).negated(), u(r3), dimm(ONE)]);
+        let q = self.a_mk64("DFMA", &[mode.sass()], [u(y), u(e4), u(r3)]);
         // E = scale + exp(q) − exp(a) (0x350–0x390); a normal result gets q's mantissa with
         // the exponent E + 1023 (0x3a0–0x3d0).
         let (ql, qh) = (wd(q, 0), wd(q, 1));
         let eq = self.d_exponent(qh);
-        let big_e = self.a_mk("IADD3", &[], vec![u(sc), u(eq), u(ea).negated()]);
-        let t2 = self.a_mk("IADD3", &[], vec![u(big_e), im(0x3fe), rz()]);
+        let big_e = self.a_mk("IADD3", &[], [u(sc), u(eq), u(ea).negated()]);
+        let t2 = self.a_mk("IADD3", &[], [u(big_e), im(0x3fe), rz()]);
         let outside = self.a_mkp("ISETP", &["GT", "U32", "AND"], vec![u(t2), im(0x7fd), pt()]);
-        let n = self.a_mk("IADD3", &[], vec![u(big_e), im(0x3ff), u(eq).negated()]);
-        let nh = self.a_mk("IMAD", &[], vec![u(n), im(0x10_0000), u(qh)]);
+        let n = self.a_mk("IADD3", &[], [u(big_e), im(0x3ff), u(eq).negated()]);
+        let nh = self.a_mk("IMAD", &[], [u(n), im(0x10_0000), u(qh)]);
         let v = self.f_pair(u(ql), u(nh));
         self.f_set(res, v);
         self.f_br_if(outside, true, join, out);
@@ -188,51 +188,51 @@ impl super::Cx<'_> {
         let z = if mode == Directed::Rz {
             q
         } else {
-            self.a_mk64("DFMA", &["RZ"], vec![u(y), u(e4), u(r3)])
+            self.a_mk64("DFMA", &["RZ"], [u(y), u(e4), u(r3)])
         };
         let (zl, zh) = (wd(z, 0), wd(z, 1));
         let mant = self.a_lop(u(zh), im(0xf_ffff), 0xc0);
         let mant = self.a_lop(u(mant), im(0x10_0000), 0xfc);
-        let sh = self.a_mk("IADD3", &[], vec![u(e).negated(), im(-0x3fe), rz()]);
-        let sl = self.a_mk("SHF", &["R", "S64"], vec![u(zl), u(sh), u(mant)]);
-        let shh = self.a_mk("SHF", &["R", "S32", "HI"], vec![rz(), u(sh), u(mant)]);
+        let sh = self.a_mk("IADD3", &[], [u(e).negated(), im(-0x3fe), rz()]);
+        let sl = self.a_mk("SHF", &["R", "S64"], [u(zl), u(sh), u(mant)]);
+        let shh = self.a_mk("SHF", &["R", "S32", "HI"], [rz(), u(sh), u(mant)]);
         let (sub_l, sub_h, tiny_l, tiny_h, big_l, big_h);
         if mode == Directed::Rz {
             // 0x3e0–0x480: overflow to the largest finite value, zero below the subnormals.
             (sub_l, sub_h) = (sl, shh);
-            let zero = self.a_mk("MOV", &[], vec![im(0)]);
+            let zero = self.a_mk("MOV", &[], [im(0)]);
             (tiny_l, tiny_h) = (zero, zero);
-            big_l = self.a_mk("MOV", &[], vec![im(0xffff_ffff)]);
-            big_h = self.a_mk("MOV", &[], vec![im(0x7fef_ffff)]);
+            big_l = self.a_mk("MOV", &[], [im(0xffff_ffff)]);
+            big_h = self.a_mk("MOV", &[], [im(0x7fef_ffff)]);
         } else {
             let neg = self.a_mkp("ISETP", &["NE", "AND"], vec![u(sign), rz(), pt()]);
             // Whether the rounding moves a result of this sign away from zero (0x460: `.rm`
             // negative, `.rp` positive).
             let away = if mode == Directed::Rm {
-                self.a_mk("SEL", &[], vec![rz(), im(1), u(neg).inverted()])
+                self.a_mk("SEL", &[], [rz(), im(1), u(neg).inverted()])
             } else {
-                self.a_mk("SEL", &[], vec![rz(), im(1), u(neg)])
+                self.a_mk("SEL", &[], [rz(), im(1), u(neg)])
             };
             // Overflow (0x3e0–0x440): .rm {0xffffffff, 0x7fefffff} or −inf; .rp +inf or
             // {0xffffffff, 0xffefffff}.
             if mode == Directed::Rm {
-                big_l = self.a_mk("SEL", &[], vec![rz(), im(0xffff_ffff), u(neg)]);
-                let ninf = self.a_mk("MOV", &[], vec![im(0xfff0_0000)]);
-                big_h = self.a_mk("SEL", &[], vec![u(ninf), im(0x7fef_ffff), u(neg)]);
+                big_l = self.a_mk("SEL", &[], [rz(), im(0xffff_ffff), u(neg)]);
+                let ninf = self.a_mk("MOV", &[], [im(0xfff0_0000)]);
+                big_h = self.a_mk("SEL", &[], [u(ninf), im(0x7fef_ffff), u(neg)]);
             } else {
-                big_l = self.a_mk("SEL", &[], vec![rz(), im(0xffff_ffff), u(neg).inverted()]);
-                let nmax = self.a_mk("MOV", &[], vec![im(0xffef_ffff)]);
-                big_h = self.a_mk("SEL", &[], vec![u(nmax), im(0x7ff0_0000), u(neg)]);
+                big_l = self.a_mk("SEL", &[], [rz(), im(0xffff_ffff), u(neg).inverted()]);
+                let nmax = self.a_mk("MOV", &[], [im(0xffef_ffff)]);
+                big_h = self.a_mk("SEL", &[], [u(nmax), im(0x7ff0_0000), u(neg)]);
             }
             // Below the subnormals (0x450–0x490): {away, sign}.
             (tiny_l, tiny_h) = (away, sign);
             // Inexact (0x4a0–0x530): bits shifted out ({mant, z.lo} << (e + 0x43e) ≠ 0), or
             // q ≠ the DFMA rounded the other way.
             let other = if mode == Directed::Rm { "RP" } else { "RM" };
-            let o = self.a_mk64("DFMA", &[other], vec![u(y), u(e4), u(r3)]);
-            let s2 = self.a_mk("IADD3", &[], vec![u(e), im(0x43e), rz()]);
-            let l = self.a_mk("SHF", &["L", "U32"], vec![u(zl), u(s2), rz()]);
-            let h = self.a_mk("SHF", &["L", "U64", "HI"], vec![u(zl), u(s2), u(mant)]);
+            let o = self.a_mk64("DFMA", &[other], [u(y), u(e4), u(r3)]);
+            let s2 = self.a_mk("IADD3", &[], [u(e), im(0x43e), rz()]);
+            let l = self.a_mk("SHF", &["L", "U32"], [u(zl), u(s2), rz()]);
+            let h = self.a_mk("SHF", &["L", "U64", "HI"], [u(zl), u(s2), u(mant)]);
             let p_lo = self.a_mkp("ISETP", &["NE", "U32", "AND"], vec![u(l), rz(), pt()]);
             let p_hi = self.a_mkp(
                 "ISETP",
@@ -240,26 +240,26 @@ impl super::Cx<'_> {
                 vec![u(h), rz(), pt(), u(p_lo)],
             );
             let inexact = self.a_mkp("DSETP", &["NE", "OR"], vec![u(q), u(o), u(p_hi)]);
-            let bit = self.a_mk("SEL", &[], vec![rz(), im(1), u(inexact).inverted()]);
+            let bit = self.a_mk("SEL", &[], [rz(), im(1), u(inexact).inverted()]);
             let bump = self.a_lop(u(away), u(bit), 0xc0);
             // The shifted mantissa plus the bump (0x540–0x5f0).
             let carry = self.a_tmpp();
             let il = self.a_tmp();
             self.a_put("IADD3", &[], vec![df(il), df(carry), u(sl), im(1), rz()]);
-            let ih = self.a_mk("IADD3", &["X"], vec![u(shh), rz(), rz(), u(carry), npt()]);
+            let ih = self.a_mk("IADD3", &["X"], [u(shh), rz(), rz(), u(carry), npt()]);
             let keep = self.a_mkp("ISETP", &["EQ", "AND"], vec![u(bump), rz(), pt()]);
-            sub_l = self.a_mk("SEL", &[], vec![u(sl), u(il), u(keep)]);
-            sub_h = self.a_mk("SEL", &[], vec![u(shh), u(ih), u(keep)]);
+            sub_l = self.a_mk("SEL", &[], [u(sl), u(il), u(keep)]);
+            sub_h = self.a_mk("SEL", &[], [u(shh), u(ih), u(keep)]);
         }
         // Select the case, then q's sign (0x490: `LOP3.LUT R7, R7, 0x80000000, R5, 0xf8`).
-        let cl = self.a_mk("SEL", &[], vec![u(sub_l), u(tiny_l), u(ok)]);
-        let ch = self.a_mk("SEL", &[], vec![u(sub_h), u(tiny_h), u(ok)]);
-        let rl = self.a_mk("SEL", &[], vec![u(big_l), u(cl), u(big)]);
-        let rh = self.a_mk("SEL", &[], vec![u(big_h), u(ch), u(big)]);
+        let cl = self.a_mk("SEL", &[], [u(sub_l), u(tiny_l), u(ok)]);
+        let ch = self.a_mk("SEL", &[], [u(sub_h), u(tiny_h), u(ok)]);
+        let rl = self.a_mk("SEL", &[], [u(big_l), u(cl), u(big)]);
+        let rh = self.a_mk("SEL", &[], [u(big_h), u(ch), u(big)]);
         let sh = self.a_mk(
             "LOP3",
             &["LUT"],
-            vec![u(rh), im(0x8000_0000), u(qh), im(0xf8), npt()],
+            [u(rh), im(0x8000_0000), u(qh), im(0xf8), npt()],
         );
         self.f_pair(u(rl), u(sh))
     }

@@ -115,14 +115,14 @@ impl Cx<'_> {
             return self.fdiv_rn_slow(a, b, ftz);
         }
         let res = self.f_var("q");
-        let r0 = self.a_mk("MUFU", &["RCP"], vec![u(b)]);
+        let r0 = self.a_mk("MUFU", &["RCP"], [u(b)]);
         let chk = self.a_tmpp();
         self.a_put("FCHK", &[], vec![df(chk), u(a), u(b)]);
-        let e = self.a_mk("FFMA", &[], vec![u(b).negated(), u(r0), fimm(0x3f80_0000)]);
-        let r = self.a_mk("FFMA", &[], vec![u(r0), u(e), u(r0)]);
-        let q = self.a_mk("FFMA", &[], vec![u(a), u(r), rz()]);
-        let e2 = self.a_mk("FFMA", &[], vec![u(b).negated(), u(q), u(a)]);
-        let q2 = self.a_mk("FFMA", &[], vec![u(r), u(e2), u(q)]);
+        let e = self.a_mk("FFMA", &[], [u(b).negated(), u(r0), fimm(0x3f80_0000)]);
+        let r = self.a_mk("FFMA", &[], [u(r0), u(e), u(r0)]);
+        let q = self.a_mk("FFMA", &[], [u(a), u(r), rz()]);
+        let e2 = self.a_mk("FFMA", &[], [u(b).negated(), u(q), u(a)]);
+        let q2 = self.a_mk("FFMA", &[], [u(r), u(e2), u(q)]);
         self.f_set(res, q2);
         // The slow path: a call to ptxas's subroutine on the fall-through.
         let [slow, join] = self.f_blocks::<2>();
@@ -168,22 +168,22 @@ impl Cx<'_> {
         ] = self.f_blocks::<19>();
         // --- exponents
         let eb = {
-            let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(b)]);
+            let s = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(23), u(b)]);
             self.a_lop(u(s), im(0xff), 0xc0)
         };
         let ea = {
-            let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(a)]);
+            let s = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(23), u(a)]);
             self.a_lop(u(s), im(0xff), 0xc0)
         };
-        let eb1 = self.a_mk("IADD3", &[], vec![u(eb), im(-1), rz()]);
-        let ea1 = self.a_mk("IADD3", &[], vec![u(ea), im(-1), rz()]);
+        let eb1 = self.a_mk("IADD3", &[], [u(eb), im(-1), rz()]);
+        let ea1 = self.a_mk("IADD3", &[], [u(ea), im(-1), rz()]);
         let p = self.a_mkp("ISETP", &["GT", "U32", "AND"], vec![u(eb1), im(0xfd), pt()]);
         let p = self.a_mkp("ISETP", &["GT", "U32", "OR"], vec![u(ea1), im(0xfd), u(p)]);
         // Exponent adjustment of the scaled operands, and the operands themselves.
         let adj = self.f_var("adj");
         let va_ = self.f_var("a");
         let vb_ = self.f_var("b");
-        let zero = self.a_mk("MOV", &[], vec![im(0)]);
+        let zero = self.a_mk("MOV", &[], [im(0)]);
         self.f_set(adj, zero);
         self.f_set(va_, a);
         self.f_set(vb_, b);
@@ -290,32 +290,32 @@ impl Cx<'_> {
         let a1 = self.f_get(va_);
         let b1 = self.f_get(vb_);
         let adj_v = self.f_get(adj);
-        let sb = self.a_mk("LEA", &[], vec![u(eb), im(0xc080_0000), im(23)]);
-        let ea_u = self.a_mk("IADD3", &[], vec![u(ea), im(-127), rz()]);
-        let bm = self.a_mk("IADD3", &[], vec![u(b1), u(sb).negated(), rz()]);
-        let am = self.a_mk("IMAD", &[], vec![u(ea_u), im(-0x80_0000), u(a1)]);
-        let r = self.a_mk("MUFU", &["RCP"], vec![u(bm)]);
-        let nb = self.a_mk("FADD", &["FTZ"], vec![u(bm).negated(), rz().negated()]);
-        let e = self.a_mk("FFMA", &[], vec![u(r), u(nb), fimm(0x3f80_0000)]);
-        let r2 = self.a_mk("FFMA", &[], vec![u(r), u(e), u(r)]);
-        let q = self.a_mk("FFMA", &[], vec![u(am), u(r2), rz()]);
-        let e2 = self.a_mk("FFMA", &[], vec![u(nb), u(q), u(am)]);
-        let q2 = self.a_mk("FFMA", &[], vec![u(r2), u(e2), u(q)]);
-        let ex = self.a_mk("IADD3", &[], vec![u(ea_u), im(0x7f), u(eb).negated()]);
-        let e3 = self.a_mk("FFMA", &[], vec![u(nb), u(q2), u(am)]);
-        let ex2 = self.a_mk("IADD3", &[], vec![u(ex), u(adj_v), rz()]);
+        let sb = self.a_mk("LEA", &[], [u(eb), im(0xc080_0000), im(23)]);
+        let ea_u = self.a_mk("IADD3", &[], [u(ea), im(-127), rz()]);
+        let bm = self.a_mk("IADD3", &[], [u(b1), u(sb).negated(), rz()]);
+        let am = self.a_mk("IMAD", &[], [u(ea_u), im(-0x80_0000), u(a1)]);
+        let r = self.a_mk("MUFU", &["RCP"], [u(bm)]);
+        let nb = self.a_mk("FADD", &["FTZ"], [u(bm).negated(), rz().negated()]);
+        let e = self.a_mk("FFMA", &[], [u(r), u(nb), fimm(0x3f80_0000)]);
+        let r2 = self.a_mk("FFMA", &[], [u(r), u(e), u(r)]);
+        let q = self.a_mk("FFMA", &[], [u(am), u(r2), rz()]);
+        let e2 = self.a_mk("FFMA", &[], [u(nb), u(q), u(am)]);
+        let q2 = self.a_mk("FFMA", &[], [u(r2), u(e2), u(q)]);
+        let ex = self.a_mk("IADD3", &[], [u(ea_u), im(0x7f), u(eb).negated()]);
+        let e3 = self.a_mk("FFMA", &[], [u(nb), u(q2), u(am)]);
+        let ex2 = self.a_mk("IADD3", &[], [u(ex), u(adj_v), rz()]);
         let q3 = if ftz {
-            self.a_mk("FFMA", &["FTZ"], vec![u(r2), u(e3), u(q2)])
+            self.a_mk("FFMA", &["FTZ"], [u(r2), u(e3), u(q2)])
         } else {
-            self.a_mk("FFMA", &[], vec![u(r2), u(e3), u(q2)])
+            self.a_mk("FFMA", &[], [u(r2), u(e3), u(q2)])
         };
         // The quotient's biased exponent with the operands' exponents put back.
         let eq = {
-            let s = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(23), u(q3)]);
+            let s = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(23), u(q3)]);
             self.a_lop(u(s), im(0xff), 0xc0)
         };
-        let ef = self.a_mk("IADD3", &[], vec![u(eq), u(ex2), rz()]);
-        let ef1 = self.a_mk("IADD3", &[], vec![u(ef), im(-1), rz()]);
+        let ef = self.a_mk("IADD3", &[], [u(eq), u(ex2), rz()]);
+        let ef1 = self.a_mk("IADD3", &[], [u(ef), im(-1), rz()]);
         let outr = self.a_mkp("ISETP", &["GE", "U32", "AND"], vec![u(ef1), im(0xfe), pt()]);
         self.f_br_if(outr, true, scale, out_range);
         let _ = out_range;
@@ -339,33 +339,29 @@ impl Cx<'_> {
             let _ = not_pos;
             // Round the shifted mantissa to nearest even by hand: RZ/RM/RP quotients give the
             // truncated mantissa and stickiness.
-            let qz = self.a_mk("FFMA", &["RZ"], vec![u(r2), u(e3), u(q2)]);
-            let sh = self.a_mk("IADD3", &[], vec![u(ef), im(32), rz()]);
-            let qm = self.a_mk("FFMA", &["RM"], vec![u(r2), u(e3), u(q2)]);
+            let qz = self.a_mk("FFMA", &["RZ"], [u(r2), u(e3), u(q2)]);
+            let sh = self.a_mk("IADD3", &[], [u(ef), im(32), rz()]);
+            let qm = self.a_mk("FFMA", &["RM"], [u(r2), u(e3), u(q2)]);
             let nzx = self.a_mkp("ISETP", &["NE", "AND"], vec![u(ef), rz(), pt()]);
             let mz = self.a_lop(u(qz), im(0x7f_ffff), 0xc0);
-            let qp = self.a_mk("FFMA", &["RP"], vec![u(r2), u(e3), u(q2)]);
-            let nef = self.a_mk("IADD3", &[], vec![u(ef).negated(), rz(), rz()]);
+            let qp = self.a_mk("FFMA", &["RP"], [u(r2), u(e3), u(q2)]);
+            let nef = self.a_mk("IADD3", &[], [u(ef).negated(), rz(), rz()]);
             let m = self.a_lop(u(mz), im(0x80_0000), 0xfc);
             let inexact = self.a_mkp("FSETP", &["NEU", "FTZ", "AND"], vec![u(qp), u(qm), pt()]);
-            let lost = self.a_mk("SHF", &["L", "U32"], vec![u(m), u(sh), rz()]);
+            let lost = self.a_mk("SHF", &["L", "U32"], [u(m), u(sh), rz()]);
             let amt = self.a_sel(u(nef), rz(), u(nzx));
             let lost_p = self.a_mkp("ISETP", &["NE", "AND"], vec![u(lost), rz(), u(nzx)]);
-            let shifted = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), u(amt), u(m)]);
+            let shifted = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), u(amt), u(m)]);
             let sticky = self.a_mkp(
                 "PLOP3",
                 &["LUT"],
                 vec![u(inexact), u(lost_p), pt(), im(0xa8), im(0)],
             );
-            let half = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(1), u(shifted)]);
+            let half = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(1), u(shifted)]);
             let st = self.a_sel(rz(), im(1), u(sticky).inverted());
-            let x = self.a_mk(
-                "LOP3",
-                &["LUT"],
-                vec![u(st), im(1), u(half), im(0xf8), npt()],
-            );
+            let x = self.a_mk("LOP3", &["LUT"], [u(st), im(1), u(half), im(0xf8), npt()]);
             let x = self.a_lop(u(x), u(shifted), 0xc0);
-            let mant = self.a_mk("IADD3", &[], vec![u(half), u(x), rz()]);
+            let mant = self.a_mk("IADD3", &[], [u(half), u(x), rz()]);
             let v = self.a_lop(u(mant), u(sign), 0xfc);
             self.f_set(res, v);
             self.f_br(join);
@@ -380,7 +376,7 @@ impl Cx<'_> {
         self.f_br(join);
         // scale: the exponent added back.
         self.f_start(scale, false);
-        let v = self.a_mk("IMAD", &[], vec![u(ex2), im(0x80_0000), u(q3)]);
+        let v = self.a_mk("IMAD", &[], [u(ex2), im(0x80_0000), u(q3)]);
         self.f_set(res, v);
         self.f_br(join);
         // inf_res: ±inf with the sign of a^b.
@@ -388,7 +384,7 @@ impl Cx<'_> {
         let s = self.a_mk(
             "LOP3",
             &["LUT"],
-            vec![u(b), im(0x8000_0000), u(a), im(0x48), npt()],
+            [u(b), im(0x8000_0000), u(a), im(0x48), npt()],
         );
         let v = self.a_lop(u(s), im(i64::from(INF)), 0xfc);
         self.f_set(res, v);
@@ -398,18 +394,18 @@ impl Cx<'_> {
         let v = self.a_mk(
             "LOP3",
             &["LUT"],
-            vec![u(b), im(0x8000_0000), u(a), im(0x48), npt()],
+            [u(b), im(0x8000_0000), u(a), im(0x48), npt()],
         );
         self.f_set(res, v);
         self.f_br(join);
         // nan_res: 0/0, inf/inf.
         self.f_start(nan_res, false);
-        let v = self.a_mk("MOV", &[], vec![im(QNAN)]);
+        let v = self.a_mk("MOV", &[], [im(QNAN)]);
         self.f_set(res, v);
         self.f_br(join);
         // nan_sum: a NaN operand propagates (a + b quiets it).
         self.f_start(nan_sum, false);
-        let v = self.a_mk("FADD", &["FTZ"], vec![u(a), u(b)]);
+        let v = self.a_mk("FADD", &["FTZ"], [u(a), u(b)]);
         self.f_set(res, v);
         self.f_start(join, true);
         let _ = ptd;
@@ -496,8 +492,8 @@ impl Cx<'_> {
             return self.fsqrt_rn_slow(a, ftz);
         }
         let res = self.f_var("sqrt");
-        let t = self.a_mk("IADD3", &[], vec![u(a), im(-0x0d00_0000), rz()]);
-        let r = self.a_mk("MUFU", &["RSQ"], vec![u(a)]);
+        let t = self.a_mk("IADD3", &[], [u(a), im(-0x0d00_0000), rz()]);
+        let r = self.a_mk("MUFU", &["RSQ"], [u(a)]);
         let slow_p = self.a_mkp(
             "ISETP",
             &["GT", "U32", "AND"],
@@ -515,10 +511,10 @@ impl Cx<'_> {
         self.f_set(res, v);
         self.f_br(join);
         self.f_start(fast, false);
-        let s = self.a_mk("FMUL", &["FTZ"], vec![u(a), u(r)]);
-        let h = self.a_mk("FMUL", &["FTZ"], vec![u(r), fimm(0x3f00_0000)]);
-        let e = self.a_mk("FFMA", &[], vec![u(s).negated(), u(s), u(a)]);
-        let v = self.a_mk("FFMA", &[], vec![u(e), u(h), u(s)]);
+        let s = self.a_mk("FMUL", &["FTZ"], [u(a), u(r)]);
+        let h = self.a_mk("FMUL", &["FTZ"], [u(r), fimm(0x3f00_0000)]);
+        let e = self.a_mk("FFMA", &[], [u(s).negated(), u(s), u(a)]);
+        let v = self.a_mk("FFMA", &[], [u(e), u(h), u(s)]);
         self.f_set(res, v);
         self.f_start(join, true);
         self.f_get(res)
@@ -543,7 +539,7 @@ impl Cx<'_> {
             p
         };
         let z = if ftz {
-            self.a_mk("FMUL", &["FTZ"], vec![u(a), fimm(0x3f80_0000)])
+            self.a_mk("FMUL", &["FTZ"], [u(a), fimm(0x3f80_0000)])
         } else {
             a
         };
@@ -552,7 +548,7 @@ impl Cx<'_> {
         // negative: NaN.
         let _ = neg_chk;
         let nonneg = self.a_mkp("FSETP", &["GEU", "FTZ", "AND"], vec![u(a), rz(), pt()]);
-        let q = self.a_mk("MOV", &[], vec![im(QNAN)]);
+        let q = self.a_mk("MOV", &[], [im(QNAN)]);
         self.f_set(res, q);
         self.f_br_if(nonneg, true, join, nan_chk);
         // NaN: quieted.
@@ -562,7 +558,7 @@ impl Cx<'_> {
             &["GTU", "FTZ", "AND"],
             vec![u(a).abs_(), fimm(INF), pt()],
         );
-        let qn = self.a_mk("FADD", &["FTZ"], vec![u(a), fimm(0x3f80_0000)]);
+        let qn = self.a_mk("FADD", &["FTZ"], [u(a), fimm(0x3f80_0000)]);
         self.f_set(res, qn);
         self.f_br_if(isnan, false, join, inf_chk);
         // +inf: itself.
@@ -577,17 +573,17 @@ impl Cx<'_> {
         // tiny: scale by 2^64, root, scale by 2^-32.
         let _ = tiny;
         let x = if ftz {
-            self.a_mk("FMUL", &["FTZ"], vec![u(a), fimm(TWO_64)])
+            self.a_mk("FMUL", &["FTZ"], [u(a), fimm(TWO_64)])
         } else {
-            self.a_mk("FFMA", &[], vec![u(a), fimm(TWO_64), rz()])
+            self.a_mk("FFMA", &[], [u(a), fimm(TWO_64), rz()])
         };
-        let r = self.a_mk("MUFU", &["RSQ"], vec![u(x)]);
-        let s = self.a_mk("FMUL", &["FTZ"], vec![u(x), u(r)]);
-        let h = self.a_mk("FMUL", &["FTZ"], vec![u(r), fimm(0x3f00_0000)]);
-        let ns = self.a_mk("FADD", &["FTZ"], vec![u(s).negated(), rz().negated()]);
-        let e = self.a_mk("FFMA", &[], vec![u(s), u(ns), u(x)]);
-        let y = self.a_mk("FFMA", &[], vec![u(e), u(h), u(s)]);
-        let v = self.a_mk("FMUL", &["FTZ"], vec![u(y), fimm(TWO_M32)]);
+        let r = self.a_mk("MUFU", &["RSQ"], [u(x)]);
+        let s = self.a_mk("FMUL", &["FTZ"], [u(x), u(r)]);
+        let h = self.a_mk("FMUL", &["FTZ"], [u(r), fimm(0x3f00_0000)]);
+        let ns = self.a_mk("FADD", &["FTZ"], [u(s).negated(), rz().negated()]);
+        let e = self.a_mk("FFMA", &[], [u(s), u(ns), u(x)]);
+        let y = self.a_mk("FFMA", &[], [u(e), u(h), u(s)]);
+        let v = self.a_mk("FMUL", &["FTZ"], [u(y), fimm(TWO_M32)]);
         self.f_set(res, v);
         self.f_start(join, true);
         self.f_get(res)
@@ -614,11 +610,11 @@ impl Cx<'_> {
     /// then `r = r + r·(1 − a·r)` (ptxas's DFMA sequence).
     fn f_newton64(&mut self, a: Reg, r: Reg) -> Reg {
         let one = Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x3ff0_0000));
-        let e = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(r), one.clone()]);
-        let e = self.a_mk64("DFMA", &[], vec![u(e), u(e), u(e)]);
-        let r1 = self.a_mk64("DFMA", &[], vec![u(r), u(e), u(r)]);
-        let e2 = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(r1), one]);
-        self.a_mk64("DFMA", &[], vec![u(r1), u(e2), u(r1)])
+        let e = self.a_mk64("DFMA", &[], [u(a).negated(), u(r), one.clone()]);
+        let e = self.a_mk64("DFMA", &[], [u(e), u(e), u(e)]);
+        let r1 = self.a_mk64("DFMA", &[], [u(r), u(e), u(r)]);
+        let e2 = self.a_mk64("DFMA", &[], [u(a).negated(), u(r1), one]);
+        self.a_mk64("DFMA", &[], [u(r1), u(e2), u(r1)])
     }
 
     /// 1/a correctly rounded (ptxas): `MUFU.RCP64H` on the high word (its low word some bits of
@@ -633,8 +629,8 @@ impl Cx<'_> {
         }
         let res = self.f_var64("rcp");
         let hi = wd(a, 1);
-        let rh = self.a_mk("MUFU", &["RCP64H"], vec![u(hi)]);
-        let rl = self.a_mk("IADD3", &[], vec![u(hi), im(0x30_0402), rz()]);
+        let rh = self.a_mk("MUFU", &["RCP64H"], [u(hi)]);
+        let rl = self.a_mk("IADD3", &[], [u(hi), im(0x30_0402), rz()]);
         let ok = self.a_mkp(
             "FSETP",
             &["GEU", "AND"],
@@ -660,7 +656,7 @@ impl Cx<'_> {
         let (lo, hi) = (wd(a, 0), wd(a, 1));
         let [not_nan, not_edge, huge, tiny, quiet, edge, join] = self.f_blocks::<7>();
         let t = self.a_lop(u(hi), im(0x7fff_ffff), 0xc0);
-        let seed = self.a_mk("IADD3", &[], vec![u(t), im(-0x10_0000), rz()]);
+        let seed = self.a_mk("IADD3", &[], [u(t), im(-0x10_0000), rz()]);
         let nan = self.a_mkp(
             "DSETP",
             &["GTU", "AND"],
@@ -672,7 +668,7 @@ impl Cx<'_> {
         );
         self.f_br_if(nan, false, quiet, not_nan);
         let _ = not_nan;
-        let t1 = self.a_mk("IADD3", &[], vec![u(t), im(-1), rz()]);
+        let t1 = self.a_mk("IADD3", &[], [u(t), im(-1), rz()]);
         let e = self.a_mkp(
             "ISETP",
             &["GE", "U32", "AND"],
@@ -688,23 +684,23 @@ impl Cx<'_> {
         self.f_br_if(big, true, tiny, huge);
         // huge: a·2^-1022, two steps, rescale, one more step with a.
         let _ = huge;
-        let sh = self.a_mk("IADD3", &[], vec![u(hi), im(-0x3fe0_0000), rz()]);
+        let sh = self.a_mk("IADD3", &[], [u(hi), im(-0x3fe0_0000), rz()]);
         let a2 = self.f_pair(u(lo), u(sh));
-        let r2h = self.a_mk("MUFU", &["RCP64H"], vec![u(sh)]);
+        let r2h = self.a_mk("MUFU", &["RCP64H"], [u(sh)]);
         let r2 = self.f_pair(u(seed), u(r2h));
         let x2 = self.f_newton64(a2, r2);
         let x3 = self.a_mk64(
             "DMUL",
             &[],
-            vec![
+            [
                 u(x2),
                 Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x0010_0000)),
             ],
         );
         let one = Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x3ff0_0000));
-        let e = self.a_mk64("DFMA", &[], vec![u(a).negated(), u(x3), one]);
-        let e = self.a_mk64("DFMA", &[], vec![u(e), u(e), u(e)]);
-        let v = self.a_mk64("DFMA", &[], vec![u(x3), u(e), u(x3)]);
+        let e = self.a_mk64("DFMA", &[], [u(a).negated(), u(x3), one]);
+        let e = self.a_mk64("DFMA", &[], [u(e), u(e), u(e)]);
+        let v = self.a_mk64("DFMA", &[], [u(x3), u(e), u(x3)]);
         self.f_set(res, v);
         self.f_br(join);
         // tiny: a·2^106, two steps, ·2^106.
@@ -712,18 +708,18 @@ impl Cx<'_> {
         let a3 = self.a_mk64(
             "DMUL",
             &[],
-            vec![
+            [
                 u(a),
                 Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4690_0000)),
             ],
         );
-        let r3h = self.a_mk("MUFU", &["RCP64H"], vec![u(wd(a3, 1))]);
+        let r3h = self.a_mk("MUFU", &["RCP64H"], [u(wd(a3, 1))]);
         let r3 = self.f_pair(u(seed), u(r3h));
         let x4 = self.f_newton64(a3, r3);
         let v = self.a_mk64(
             "DMUL",
             &[],
-            vec![
+            [
                 u(x4),
                 Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4690_0000)),
             ],
@@ -749,11 +745,11 @@ impl Cx<'_> {
     fn f_rsq_refine(&mut self, a: Reg, r: Reg) -> Reg {
         let f = |bits: u64| Operand::new(OpKind::Float(FloatFmt::F64Hi, bits));
         let c = self.f_pair(im(0), im(0x3fd8_0000));
-        let t = self.a_mk64("DMUL", &[], vec![u(r), u(r)]);
-        let e = self.a_mk64("DFMA", &[], vec![u(a), u(t).negated(), f(0x3ff0_0000)]);
-        let p = self.a_mk64("DFMA", &[], vec![u(e), u(c), f(0x3fe0_0000)]);
-        let v = self.a_mk64("DMUL", &[], vec![u(r), u(e)]);
-        self.a_mk64("DFMA", &[], vec![u(p), u(v), u(r)])
+        let t = self.a_mk64("DMUL", &[], [u(r), u(r)]);
+        let e = self.a_mk64("DFMA", &[], [u(a), u(t).negated(), f(0x3ff0_0000)]);
+        let p = self.a_mk64("DFMA", &[], [u(e), u(c), f(0x3fe0_0000)]);
+        let v = self.a_mk64("DMUL", &[], [u(r), u(e)]);
+        self.a_mk64("DFMA", &[], [u(p), u(v), u(r)])
     }
 
     /// `rsqrt.approx.f64` without `.ftz` (ptxas): `MUFU.RSQ64H` refined once; exponents 0 and
@@ -766,9 +762,9 @@ impl Cx<'_> {
         }
         let res = self.f_var64("rsqrt");
         let hi = wd(a, 1);
-        let rh = self.a_mk("MUFU", &["RSQ64H"], vec![u(hi)]);
+        let rh = self.a_mk("MUFU", &["RSQ64H"], [u(hi)]);
         let r = self.f_pair(im(0), u(rh));
-        let x = self.a_mk("IADD3", &[], vec![u(hi), im(-0x10_0000), rz()]);
+        let x = self.a_mk("IADD3", &[], [u(hi), im(-0x10_0000), rz()]);
         let special = self.a_mkp(
             "ISETP",
             &["GE", "U32", "AND"],
@@ -810,7 +806,7 @@ impl Cx<'_> {
                 pt(),
             ],
         );
-        let q = self.a_mk64("DADD", &[], vec![u(a), u(a)]);
+        let q = self.a_mk64("DADD", &[], [u(a), u(a)]);
         self.f_set(res, q);
         self.f_br_if(nan, false, join, not_neg);
         let _ = not_neg;
@@ -836,18 +832,18 @@ impl Cx<'_> {
         let a2 = self.a_mk64(
             "DMUL",
             &[],
-            vec![
+            [
                 u(a),
                 Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x4350_0000)),
             ],
         );
-        let r2h = self.a_mk("MUFU", &["RSQ64H"], vec![u(wd(a2, 1))]);
+        let r2h = self.a_mk("MUFU", &["RSQ64H"], [u(wd(a2, 1))]);
         let r2 = self.f_pair(im(0), u(r2h));
         let y = self.f_rsq_refine(a2, r2);
         let v = self.a_mk64(
             "DMUL",
             &[],
-            vec![
+            [
                 u(y),
                 Operand::new(OpKind::Float(FloatFmt::F64Hi, 0x41a0_0000)),
             ],

@@ -117,7 +117,7 @@ impl Cx<'_> {
                     (true, false) => (u(ra), Self::fneg(ob)),
                     (true, true) => (u(ra).negated(), ob),
                 };
-                self.a_fin(&dst, "FADD", &mods, vec![x, y]);
+                self.a_fin(&dst, "FADD", &mods, [x, y]);
                 self.commit(dst);
             }
             "f64" => {
@@ -138,7 +138,7 @@ impl Cx<'_> {
                     (true, false) => (u(ra), Self::fneg(ob)),
                     (true, true) => (u(ra).negated(), ob),
                 };
-                self.a_fin(&dst, "DADD", &m, vec![x, y]);
+                self.a_fin(&dst, "DADD", &m, [x, y]);
                 self.commit(dst);
             }
             _ => {
@@ -153,7 +153,7 @@ impl Cx<'_> {
                 let (oa, ob) = Self::half_ops(ra, rb, x2);
                 let ob = if sub { ob.negated() } else { ob };
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "HADD2", &mods, vec![oa, ob]);
+                self.a_fin(&dst, "HADD2", &mods, [oa, ob]);
                 self.commit(dst);
             }
         }
@@ -202,7 +202,7 @@ impl Cx<'_> {
                 };
                 let (ra, ob, _) = self.a_fops(va, vb);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "FMUL", &mods, vec![u(ra), ob]);
+                self.a_fin(&dst, "FMUL", &mods, [u(ra), ob]);
                 self.commit(dst);
             }
             "f64" => {
@@ -218,7 +218,7 @@ impl Cx<'_> {
                 let ra = self.a_reg64(va);
                 let ob = self.a_dop(vb);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "DMUL", &m, vec![u(ra), ob]);
+                self.a_fin(&dst, "DMUL", &m, [u(ra), ob]);
                 self.commit(dst);
             }
             _ => {
@@ -232,7 +232,7 @@ impl Cx<'_> {
                 let rb = self.a_reg(vb);
                 let (oa, ob) = Self::half_ops(ra, rb, x2);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "HMUL2", &mods, vec![oa, ob]);
+                self.a_fin(&dst, "HMUL2", &mods, [oa, ob]);
                 self.commit(dst);
             }
         }
@@ -278,7 +278,7 @@ impl Cx<'_> {
                     }
                 };
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "FFMA", &mods, vec![u(ra), ob, oc]);
+                self.a_fin(&dst, "FFMA", &mods, [u(ra), ob, oc]);
                 self.commit(dst);
             }
             "f64" => {
@@ -305,7 +305,7 @@ impl Cx<'_> {
                     }
                 };
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "DFMA", &m, vec![u(ra), ob, oc]);
+                self.a_fin(&dst, "DFMA", &m, [u(ra), ob, oc]);
                 self.commit(dst);
             }
             _ => {
@@ -331,15 +331,15 @@ impl Cx<'_> {
                 };
                 let Some(dst) = self.dst(d) else { return false };
                 if relu {
-                    let r = self.a_mk("HFMA2", &mods, vec![oa, ob, oc]);
+                    let r = self.a_mk("HFMA2", &mods, [oa, ob, oc]);
                     let mut mm: Vec<&'static str> = Vec::new();
                     if bf {
                         mm.push("BF16_V2");
                     }
                     mm.push("NAN");
-                    self.a_fin(&dst, "HMNMX2", &mm, vec![u(r), rz(), npt()]);
+                    self.a_fin(&dst, "HMNMX2", &mm, [u(r), rz(), npt()]);
                 } else {
-                    self.a_fin(&dst, "HFMA2", &mods, vec![oa, ob, oc]);
+                    self.a_fin(&dst, "HFMA2", &mods, [oa, ob, oc]);
                 }
                 self.commit(dst);
             }
@@ -378,7 +378,7 @@ impl Cx<'_> {
                 }
                 let (ra, ob, _) = self.a_fops(va, vb);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "FMNMX", &m, vec![u(ra), ob, sel]);
+                self.a_fin(&dst, "FMNMX", &m, [u(ra), ob, sel]);
                 self.commit(dst);
             }
             "f64" => {
@@ -397,19 +397,13 @@ impl Cx<'_> {
                 let hz = self.a_mk(
                     "LOP3",
                     &["LUT"],
-                    vec![u(wd(ra, 1)), u(wd(rb, 1)), rz(), im(lut), npt()],
+                    [u(wd(ra, 1)), u(wd(rb, 1)), rz(), im(lut), npt()],
                 );
                 let h2 = self.a_sel(u(hz), u(h1), u(eq));
                 let qb = self.a_lop(u(wd(rb, 1)), im(0x80000), 0xfc);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin_w(
-                    &dst,
-                    0,
-                    "SEL",
-                    &[],
-                    vec![u(wd(ra, 0)), u(wd(rb, 0)), u(pick_a)],
-                );
-                self.a_fin_w(&dst, 1, "SEL", &[], vec![u(qb), u(h2), u(both)]);
+                self.a_fin_w(&dst, 0, "SEL", &[], [u(wd(ra, 0)), u(wd(rb, 0)), u(pick_a)]);
+                self.a_fin_w(&dst, 1, "SEL", &[], [u(qb), u(h2), u(both)]);
                 self.commit(dst);
             }
             _ => {
@@ -429,7 +423,7 @@ impl Cx<'_> {
                 let rb = self.a_reg(vb);
                 let (oa, ob) = Self::half_ops(ra, rb, x2);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin(&dst, "HMNMX2", &m, vec![oa, ob, sel]);
+                self.a_fin(&dst, "HMNMX2", &m, [oa, ob, sel]);
                 self.commit(dst);
             }
         }
@@ -468,7 +462,7 @@ impl Cx<'_> {
                     &dst,
                     "FADD",
                     if ftz { &["FTZ"] } else { &[] },
-                    vec![x, rz().negated()],
+                    [x, rz().negated()],
                 );
                 self.commit(dst);
             }
@@ -479,7 +473,7 @@ impl Cx<'_> {
                 let ra = self.a_reg64(va);
                 let Some(dst) = self.dst(d) else { return false };
                 let x = if neg { u(ra).negated() } else { u(ra).abs_() };
-                self.a_fin(&dst, "DADD", &[], vec![rz64().negated(), x]);
+                self.a_fin(&dst, "DADD", &[], [rz64().negated(), x]);
                 self.commit(dst);
             }
             _ => {
@@ -498,7 +492,7 @@ impl Cx<'_> {
                     } else {
                         (x.with_suffix("H0_H0"), rz().negated().with_suffix("H0_H0"))
                     };
-                    self.a_fin(&dst, "HADD2", &["FTZ"], vec![x, z]);
+                    self.a_fin(&dst, "HADD2", &["FTZ"], [x, z]);
                 } else {
                     let sign: i64 = if x2 { 0x8000_8000 } else { 0x8000 };
                     if neg {
@@ -506,14 +500,14 @@ impl Cx<'_> {
                             &dst,
                             "LOP3",
                             &["LUT"],
-                            vec![u(ra), im(sign), rz(), im(0x3c), npt()],
+                            [u(ra), im(sign), rz(), im(0x3c), npt()],
                         );
                     } else {
                         self.a_fin(
                             &dst,
                             "LOP3",
                             &["LUT"],
-                            vec![u(ra), im(!sign & 0xffff_ffff), rz(), im(0xc0), npt()],
+                            [u(ra), im(!sign & 0xffff_ffff), rz(), im(0xc0), npt()],
                         );
                     }
                 }
@@ -543,7 +537,7 @@ impl Cx<'_> {
                     &dst,
                     "LOP3",
                     &["LUT"],
-                    vec![u(rb), im(0x8000_0000), u(ra), im(0xb8), npt()],
+                    [u(rb), im(0x8000_0000), u(ra), im(0xb8), npt()],
                 );
                 self.commit(dst);
             }
@@ -551,13 +545,13 @@ impl Cx<'_> {
                 let ra = self.a_reg64(va);
                 let rb = self.a_reg64(vb);
                 let Some(dst) = self.dst(d) else { return false };
-                self.a_fin_w(&dst, 0, "MOV", &[], vec![u(wd(rb, 0))]);
+                self.a_fin_w(&dst, 0, "MOV", &[], [u(wd(rb, 0))]);
                 self.a_fin_w(
                     &dst,
                     1,
                     "LOP3",
                     &["LUT"],
-                    vec![u(wd(rb, 1)), im(0x8000_0000), u(wd(ra, 1)), im(0xb8), npt()],
+                    [u(wd(rb, 1)), im(0x8000_0000), u(wd(ra, 1)), im(0xb8), npt()],
                 );
                 self.commit(dst);
             }
@@ -568,7 +562,7 @@ impl Cx<'_> {
 
     /// `FMUL d, a, imm` into a fresh temporary.
     pub(super) fn a_fmul_imm(&mut self, mods: &[&'static str], a: Reg, bits: u32) -> Reg {
-        self.a_mk("FMUL", mods, vec![u(a), fimm(bits)])
+        self.a_mk("FMUL", mods, [u(a), fimm(bits)])
     }
 
     /// `@[!]p x' = x · imm`.
@@ -622,12 +616,12 @@ impl Cx<'_> {
             let fmt = if bf { "BF16" } else { "F16" };
             let Some(dst) = self.dst(d) else { return false };
             if x2 {
-                let lo = self.a_mk("MUFU", &[op, fmt], vec![u(ra)]);
-                let h = self.a_mk("SHF", &["R", "U32", "HI"], vec![rz(), im(16), u(ra)]);
-                let hi = self.a_mk("MUFU", &[op, fmt], vec![u(h)]);
-                self.a_fin(&dst, "PRMT", &[], vec![u(lo), im(0x5410), u(hi)]);
+                let lo = self.a_mk("MUFU", &[op, fmt], [u(ra)]);
+                let h = self.a_mk("SHF", &["R", "U32", "HI"], [rz(), im(16), u(ra)]);
+                let hi = self.a_mk("MUFU", &[op, fmt], [u(h)]);
+                self.a_fin(&dst, "PRMT", &[], [u(lo), im(0x5410), u(hi)]);
             } else {
-                self.a_fin(&dst, "MUFU", &[op, fmt], vec![u(ra)]);
+                self.a_fin(&dst, "MUFU", &[op, fmt], [u(ra)]);
             }
             self.commit(dst);
             return true;
@@ -636,10 +630,10 @@ impl Cx<'_> {
         let r = match op {
             "SIN" | "COS" => {
                 let s = self.a_fmul_imm(&["RZ"], ra, k::INV_2PI);
-                self.a_mk("MUFU", &[op], vec![u(s)])
+                self.a_mk("MUFU", &[op], [u(s)])
             }
-            "TANH" => self.a_mk("MUFU", &[op], vec![u(ra)]),
-            "EX2" if ftz => self.a_mk("MUFU", &[op], vec![u(ra)]),
+            "TANH" => self.a_mk("MUFU", &[op], [u(ra)]),
+            "EX2" if ftz => self.a_mk("MUFU", &[op], [u(ra)]),
             "EX2" => {
                 // Results below 2^-126: halve the input, square the result.
                 let p = self.a_mkp(
@@ -648,10 +642,10 @@ impl Cx<'_> {
                     vec![u(ra), fimm(k::MINUS_126), pt()],
                 );
                 let x = self.a_fmul_if(p, true, ra, &[], k::HALF);
-                let r = self.a_mk("MUFU", &[op], vec![u(x)]);
+                let r = self.a_mk("MUFU", &[op], [u(x)]);
                 self.a_mk_if(p, true, r, "FMUL", &[], vec![u(r), u(r)])
             }
-            "LG2" if ftz => self.a_mk("MUFU", &[op], vec![u(ra)]),
+            "LG2" if ftz => self.a_mk("MUFU", &[op], [u(ra)]),
             _ => {
                 // Subnormal inputs: scale by 2^24, subtract 24.
                 let p = self.a_mkp(
@@ -660,7 +654,7 @@ impl Cx<'_> {
                     vec![u(ra).abs_(), fimm(k::MIN_NORMAL), pt()],
                 );
                 let x = self.a_fmul_if(p, true, ra, &[], k::TWO_24);
-                let r = self.a_mk("MUFU", &[op], vec![u(x)]);
+                let r = self.a_mk("MUFU", &[op], [u(x)]);
                 self.a_mk_if(p, true, r, "FADD", &[], vec![u(r), fimm(k::MINUS_24)])
             }
         };
@@ -704,8 +698,8 @@ impl Cx<'_> {
             };
             let ra = self.a_reg64(va);
             let Some(dst) = self.dst(d) else { return false };
-            self.a_fin_w(&dst, 0, "MOV", &[], vec![im(0)]);
-            self.a_fin_w(&dst, 1, "MUFU", &[op], vec![u(wd(ra, 1))]);
+            self.a_fin_w(&dst, 0, "MOV", &[], [im(0)]);
+            self.a_fin_w(&dst, 1, "MUFU", &[op], [u(wd(ra, 1))]);
             self.commit(dst);
             return true;
         }
@@ -719,10 +713,10 @@ impl Cx<'_> {
             _ => "RSQ",
         };
         let r = if ftz {
-            self.a_mk("MUFU", &[op], vec![u(ra)])
+            self.a_mk("MUFU", &[op], [u(ra)])
         } else if op == "RCP" {
             // s = |a| < 2^-126 ? 2^24 : 1, then 0.25 when |a| > 2^126; rcp(a·s)·s.
-            let big = self.a_mk("MOV", &[], vec![im(i64::from(k::TWO_24))]);
+            let big = self.a_mk("MOV", &[], [im(i64::from(k::TWO_24))]);
             let norm = self.a_mkp(
                 "FSETP",
                 &["GEU", "AND"],
@@ -733,15 +727,11 @@ impl Cx<'_> {
                 &["GT", "AND"],
                 vec![u(ra).abs_(), fimm(k::TWO_126), pt()],
             );
-            let s1 = self.a_mk("FSEL", &[], vec![u(big), fimm(k::ONE), u(norm).inverted()]);
-            let s = self.a_mk(
-                "FSEL",
-                &[],
-                vec![u(s1), fimm(k::QUARTER), u(huge).inverted()],
-            );
-            let x = self.a_mk("FMUL", &[], vec![u(ra), u(s)]);
-            let r = self.a_mk("MUFU", &["RCP"], vec![u(x)]);
-            self.a_mk("FMUL", &[], vec![u(s), u(r)])
+            let s1 = self.a_mk("FSEL", &[], [u(big), fimm(k::ONE), u(norm).inverted()]);
+            let s = self.a_mk("FSEL", &[], [u(s1), fimm(k::QUARTER), u(huge).inverted()]);
+            let x = self.a_mk("FMUL", &[], [u(ra), u(s)]);
+            let r = self.a_mk("MUFU", &["RCP"], [u(x)]);
+            self.a_mk("FMUL", &[], [u(s), u(r)])
         } else {
             let p = self.a_mkp(
                 "FSETP",
@@ -749,7 +739,7 @@ impl Cx<'_> {
                 vec![u(ra).abs_(), fimm(k::MIN_NORMAL), pt()],
             );
             let x = self.a_fmul_if(p, true, ra, &[], k::TWO_24);
-            let r = self.a_mk("MUFU", &[op], vec![u(x)]);
+            let r = self.a_mk("MUFU", &[op], [u(x)]);
             let back = if op == "SQRT" { k::TWO_M12 } else { k::TWO_12 };
             self.a_fmul_if(p, true, r, &[], back)
         };
@@ -814,9 +804,9 @@ impl Cx<'_> {
             y = self.a_fmul_if(norm, true, y, &[], k::TWO_24);
             x = self.a_fmul_if(norm, true, x, &[], k::TWO_24);
         }
-        let r = self.a_mk("MUFU", &["RCP"], vec![u(y)]);
+        let r = self.a_mk("MUFU", &["RCP"], [u(y)]);
         let Some(dst) = self.dst(d) else { return false };
-        self.a_fin(&dst, "FMUL", fz, vec![u(r), u(x)]);
+        self.a_fin(&dst, "FMUL", fz, [u(r), u(x)]);
         self.commit(dst);
         let _ = df;
         true

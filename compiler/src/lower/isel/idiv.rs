@@ -56,23 +56,23 @@ impl Cx<'_> {
     /// x ≈ 2^32 / b (from below) refined by one Newton step: `x + hi(x · (−b·x))`. `fb` is b as
     /// a float rounded up (`I2F[.U32].RP`), `nb` is −b.
     fn recip32(&mut self, fb: Reg, nb: Operand) -> Reg {
-        let r = self.a_mk("MUFU", &["RCP"], vec![u(fb)]);
-        let r2 = self.a_mk("IADD3", &[], vec![u(r), im(0x0fff_fffe), rz()]);
-        let x = self.a_mk("F2I", &["FTZ", "U32", "TRUNC", "NTZ"], vec![u(r2)]);
-        let t = self.a_mk("IMAD", &[], vec![nb, u(x), rz()]);
-        let h = self.a_mk("IMAD", &["HI", "U32"], vec![u(x), u(t), rz()]);
-        self.a_mk("IADD3", &[], vec![u(x), u(h), rz()])
+        let r = self.a_mk("MUFU", &["RCP"], [u(fb)]);
+        let r2 = self.a_mk("IADD3", &[], [u(r), im(0x0fff_fffe), rz()]);
+        let x = self.a_mk("F2I", &["FTZ", "U32", "TRUNC", "NTZ"], [u(r2)]);
+        let t = self.a_mk("IMAD", &[], [nb, u(x), rz()]);
+        let h = self.a_mk("IMAD", &["HI", "U32"], [u(x), u(t), rz()]);
+        self.a_mk("IADD3", &[], [u(x), u(h), rz()])
     }
 
     /// Unsigned 32-bit a / b or a % b.
     fn udiv32(&mut self, a: Reg, b: Reg, rem: bool) -> Reg {
-        let fb = self.a_mk("I2F", &["U32", "RP"], vec![u(b)]);
-        let nb = self.a_mk("IADD3", &[], vec![rz(), u(b).negated(), rz()]);
+        let fb = self.a_mk("I2F", &["U32", "RP"], [u(b)]);
+        let nb = self.a_mk("IADD3", &[], [rz(), u(b).negated(), rz()]);
         let nz = self.a_mkp("ISETP", &["NE", "U32", "AND"], vec![u(b), rz(), pt()]);
         let x = self.recip32(fb, u(nb));
-        let q = self.a_mk("IMAD", &["HI", "U32"], vec![u(x), u(a), rz()]);
-        let nq = self.a_mk("IADD3", &[], vec![u(q).negated(), rz(), rz()]);
-        let r = self.a_mk("IMAD", &[], vec![u(b), u(nq), u(a)]);
+        let q = self.a_mk("IMAD", &["HI", "U32"], [u(x), u(a), rz()]);
+        let nq = self.a_mk("IADD3", &[], [u(q).negated(), rz(), rz()]);
+        let r = self.a_mk("IMAD", &[], [u(b), u(nq), u(a)]);
         let p0 = self.a_mkp("ISETP", &["GE", "U32", "AND"], vec![u(r), u(b), pt()]);
         let r1 = self.a_mk_if(p0, false, r, "IADD3", &[], vec![u(r), u(b).negated(), rz()]);
         let res = if rem {
@@ -103,10 +103,10 @@ impl Cx<'_> {
     /// Signed 32-bit a / b or a % b: the unsigned algorithm on |a|, |b|, then the sign (the
     /// quotient's is a^b's, the remainder's a's).
     fn sdiv32(&mut self, a: Reg, b: Reg, rem: bool) -> Reg {
-        let ab = self.a_mk("IABS", &[], vec![u(b)]);
-        let fb = self.a_mk("I2F", &["RP"], vec![u(ab)]);
-        let aa = self.a_mk("IABS", &[], vec![u(a)]);
-        let nb = self.a_mk("IADD3", &[], vec![u(ab).negated(), rz(), rz()]);
+        let ab = self.a_mk("IABS", &[], [u(b)]);
+        let fb = self.a_mk("I2F", &["RP"], [u(ab)]);
+        let aa = self.a_mk("IABS", &[], [u(a)]);
+        let nb = self.a_mk("IADD3", &[], [u(ab).negated(), rz(), rz()]);
         let pos = if rem {
             self.a_mkp("ISETP", &["GE", "AND"], vec![u(a), rz(), pt()])
         } else {
@@ -114,8 +114,8 @@ impl Cx<'_> {
             self.a_mkp("ISETP", &["GE", "AND"], vec![u(s), rz(), pt()])
         };
         let x = self.recip32(fb, u(nb));
-        let q = self.a_mk("IMAD", &["HI", "U32"], vec![u(x), u(aa), rz()]);
-        let r = self.a_mk("IMAD", &[], vec![u(q), u(nb), u(aa)]);
+        let q = self.a_mk("IMAD", &["HI", "U32"], [u(x), u(aa), rz()]);
+        let r = self.a_mk("IMAD", &[], [u(q), u(nb), u(aa)]);
         let gt = self.a_mkp("ISETP", &["GT", "U32", "AND"], vec![u(ab), u(r), pt()]);
         let r1 = self.a_mk_if(gt, true, r, "IADD3", &[], vec![u(r), u(ab).negated(), rz()]);
         let nz = self.a_mkp("ISETP", &["NE", "AND"], vec![u(b), rz(), pt()]);
@@ -228,14 +228,14 @@ impl Cx<'_> {
 
     /// The low 64 bits of x·y.
     fn mullo64(&mut self, x: Reg, y: Reg) -> Reg {
-        let t1 = self.a_mk("IMAD", &[], vec![u(wd(x, 1)), u(wd(y, 0)), rz()]);
-        let t2 = self.a_mk("IMAD", &[], vec![u(wd(x, 0)), u(wd(y, 1)), u(t1)]);
+        let t1 = self.a_mk("IMAD", &[], [u(wd(x, 1)), u(wd(y, 0)), rz()]);
+        let t2 = self.a_mk("IMAD", &[], [u(wd(x, 0)), u(wd(y, 1)), u(t1)]);
         let w = self.a_mk64(
             "IMAD",
             &["WIDE", "U32"],
-            vec![u(wd(x, 0)), u(wd(y, 0)), super::arith::rz64()],
+            [u(wd(x, 0)), u(wd(y, 0)), super::arith::rz64()],
         );
-        let hi = self.a_mk("IADD3", &[], vec![u(wd(w, 1)), u(t2), rz()]);
+        let hi = self.a_mk("IADD3", &[], [u(wd(w, 1)), u(t2), rz()]);
         let t = self.a_tmp64();
         self.a_put("COPY", &[], vec![df(wd(t, 0)), u(wd(w, 0))]);
         self.a_put("COPY", &[], vec![df(wd(t, 1)), u(hi)]);
@@ -247,10 +247,10 @@ impl Cx<'_> {
     /// Newton steps `x += hi(x·(−b·x))`, `q = hi(a·x)`, then two corrections. b = 0 gives an
     /// all-ones quotient and a remainder of a.
     fn udiv64(&mut self, a: Reg, b: Reg, rem: bool) -> Reg {
-        let f = self.a_mk("I2F", &["U64", "RP"], vec![u(b)]);
-        let r = self.a_mk("MUFU", &["RCP"], vec![u(f)]);
-        let r2 = self.a_mk("IADD3", &[], vec![u(r), im(0x1fff_fffe), rz()]);
-        let mut x = self.a_mk64("F2I", &["U64", "TRUNC"], vec![u(r2)]);
+        let f = self.a_mk("I2F", &["U64", "RP"], [u(b)]);
+        let r = self.a_mk("MUFU", &["RCP"], [u(f)]);
+        let r2 = self.a_mk("IADD3", &[], [u(r), im(0x1fff_fffe), rz()]);
+        let mut x = self.a_mk64("F2I", &["U64", "TRUNC"], [u(r2)]);
         for _ in 0..2 {
             let m = self.mullo64(x, b);
             let n = self.sub64(rz(), rz(), m);

@@ -50,7 +50,7 @@ impl Cx<'_> {
             );
             let Some(dst) = self.dst(d) else { return false };
             for w in 0..2 {
-                self.a_fin_w(&dst, w, "SEL", &[], vec![u(wd(ra, w)), u(wd(rb, w)), u(p)]);
+                self.a_fin_w(&dst, w, "SEL", &[], [u(wd(ra, w)), u(wd(rb, w)), u(p)]);
             }
             self.commit(dst);
             return true;
@@ -86,7 +86,7 @@ impl Cx<'_> {
         let ra = self.a_reg(va);
         let ob = self.a_op(vb);
         let Some(dst) = self.dst(d) else { return false };
-        self.a_fin(&dst, "VIMNMX", &mods, vec![u(ra), ob, sel]);
+        self.a_fin(&dst, "VIMNMX", &mods, [u(ra), ob, sel]);
         self.commit(dst);
         true
     }
@@ -162,23 +162,23 @@ impl Cx<'_> {
             );
             let Some(dst) = self.dst(d) else { return false };
             if neg {
-                self.a_fin_w(&dst, 0, "MOV", &[], vec![u(nlo)]);
+                self.a_fin_w(&dst, 0, "MOV", &[], [u(nlo)]);
                 self.a_fin_w(
                     &dst,
                     1,
                     "IADD3",
                     &["X"],
-                    vec![rz(), u(wd(ra, 1)).inverted(), rz(), u(c), npt()],
+                    [rz(), u(wd(ra, 1)).inverted(), rz(), u(c), npt()],
                 );
             } else {
                 let nhi = self.a_mk(
                     "IADD3",
                     &["X"],
-                    vec![rz(), u(wd(ra, 1)).inverted(), rz(), u(c), npt()],
+                    [rz(), u(wd(ra, 1)).inverted(), rz(), u(c), npt()],
                 );
                 let p = self.a_mkp("ISETP", &["LT", "AND"], vec![u(wd(ra, 1)), rz(), pt()]);
-                self.a_fin_w(&dst, 0, "SEL", &[], vec![u(nlo), u(wd(ra, 0)), u(p)]);
-                self.a_fin_w(&dst, 1, "SEL", &[], vec![u(nhi), u(wd(ra, 1)), u(p)]);
+                self.a_fin_w(&dst, 0, "SEL", &[], [u(nlo), u(wd(ra, 0)), u(p)]);
+                self.a_fin_w(&dst, 1, "SEL", &[], [u(nhi), u(wd(ra, 1)), u(p)]);
             }
             self.commit(dst);
             return true;
@@ -186,13 +186,13 @@ impl Cx<'_> {
         if neg {
             let ra = self.a_reg(va);
             let Some(dst) = self.dst(d) else { return false };
-            self.a_fin(&dst, "IADD3", &[], vec![u(ra).negated(), rz(), rz()]);
+            self.a_fin(&dst, "IADD3", &[], [u(ra).negated(), rz(), rz()]);
             self.commit(dst);
         } else {
             let e = self.a_ext(va, t.bits(), true);
             let ra = self.a_reg(e);
             let Some(dst) = self.dst(d) else { return false };
-            self.a_fin(&dst, "IABS", &[], vec![u(ra)]);
+            self.a_fin(&dst, "IABS", &[], [u(ra)]);
             self.commit(dst);
         }
         true
@@ -235,7 +235,7 @@ impl Cx<'_> {
                 let hi = cx.a_mk(
                     "IADD3",
                     &["X"],
-                    vec![u(wd(x, 1)), u(wd(y, 1)).inverted(), rz(), u(p), npt()],
+                    [u(wd(x, 1)), u(wd(y, 1)).inverted(), rz(), u(p), npt()],
                 );
                 (lo, hi)
             };
@@ -245,19 +245,13 @@ impl Cx<'_> {
             let hi = self.a_sel(u(h1), u(h2), u(ge));
             let Some(dst) = self.dst(d) else { return false };
             let p = self.a_tmpp();
-            self.a_fin_w(
-                &dst,
-                0,
-                "IADD3",
-                &[],
-                vec![df(p), u(wd(rc, 0)), u(lo), rz()],
-            );
+            self.a_fin_w(&dst, 0, "IADD3", &[], [df(p), u(wd(rc, 0)), u(lo), rz()]);
             self.a_fin_w(
                 &dst,
                 1,
                 "IADD3",
                 &["X"],
-                vec![u(wd(rc, 1)), u(hi), rz(), u(p), npt()],
+                [u(wd(rc, 1)), u(hi), rz(), u(p), npt()],
             );
             self.commit(dst);
             return true;
@@ -272,12 +266,12 @@ impl Cx<'_> {
         let ra = self.a_reg(ea);
         let ob = self.a_op(eb);
         let m: &[&'static str] = if sg { &[] } else { &["U32"] };
-        let mx = self.a_mk("VIMNMX", m, vec![u(ra), ob.clone(), npt()]);
-        let mn = self.a_mk("VIMNMX", m, vec![u(ra), ob, pt()]);
+        let mx = self.a_mk("VIMNMX", m, [u(ra), ob.clone(), npt()]);
+        let mn = self.a_mk("VIMNMX", m, [u(ra), ob, pt()]);
         let oc = self.a_op(vc);
         let Some(dst) = self.dst(d) else { return false };
         // IADD3's immediate must be B: max + c − min.
-        self.a_fin(&dst, "IADD3", &[], vec![u(mx), oc, u(mn).negated()]);
+        self.a_fin(&dst, "IADD3", &[], [u(mx), oc, u(mn).negated()]);
         self.commit(dst);
         true
     }
@@ -321,9 +315,9 @@ impl Cx<'_> {
                 other => {
                     let r = cx.a_reg(other);
                     if sg {
-                        cx.a_mk("SGXT", &[], vec![u(r), im(24)])
+                        cx.a_mk("SGXT", &[], [u(r), im(24)])
                     } else {
-                        cx.a_mk("PRMT", &[], vec![u(r), im(0x7210), rz()])
+                        cx.a_mk("PRMT", &[], [u(r), im(0x7210), rz()])
                     }
                 }
             }
@@ -339,27 +333,27 @@ impl Cx<'_> {
         };
         if hi {
             let m: &[&'static str] = if sg { &["WIDE"] } else { &["WIDE", "U32"] };
-            let w = self.a_mk64("IMAD", m, vec![u(ra), u(rb), super::arith::rz64()]);
+            let w = self.a_mk64("IMAD", m, [u(ra), u(rb), super::arith::rz64()]);
             if mad {
-                let h = self.a_mk("SHF", &["R", "U64"], vec![u(wd(w, 0)), im(16), u(wd(w, 1))]);
-                self.a_fin(&dst, "IADD3", &[], vec![u(h), oc, rz()]);
+                let h = self.a_mk("SHF", &["R", "U64"], [u(wd(w, 0)), im(16), u(wd(w, 1))]);
+                self.a_fin(&dst, "IADD3", &[], [u(h), oc, rz()]);
             } else {
                 self.a_fin(
                     &dst,
                     "SHF",
                     &["R", "U64"],
-                    vec![u(wd(w, 0)), im(16), u(wd(w, 1))],
+                    [u(wd(w, 0)), im(16), u(wd(w, 1))],
                 );
             }
         } else {
             let oc = match oc.kind {
                 OpKind::Int(_) => {
-                    let r = self.a_mk("MOV", &[], vec![oc]);
+                    let r = self.a_mk("MOV", &[], [oc]);
                     u(r)
                 }
                 _ => oc,
             };
-            self.a_fin(&dst, "IMAD", &[], vec![u(ra), u(rb), oc]);
+            self.a_fin(&dst, "IMAD", &[], [u(ra), u(rb), oc]);
         }
         self.commit(dst);
         true
@@ -383,18 +377,18 @@ impl Cx<'_> {
         match (opcode, w64) {
             ("popc", false) => {
                 let r = self.a_reg(va);
-                self.a_fin(&dst, "POPC", &[], vec![u(r)]);
+                self.a_fin(&dst, "POPC", &[], [u(r)]);
             }
             ("popc", true) => {
                 let r = self.a_reg64(va);
-                let x = self.a_mk("POPC", &[], vec![u(wd(r, 0))]);
-                let y = self.a_mk("POPC", &[], vec![u(wd(r, 1))]);
-                self.a_fin(&dst, "IADD3", &[], vec![u(x), u(y), rz()]);
+                let x = self.a_mk("POPC", &[], [u(wd(r, 0))]);
+                let y = self.a_mk("POPC", &[], [u(wd(r, 1))]);
+                self.a_fin(&dst, "IADD3", &[], [u(x), u(y), rz()]);
             }
             ("clz", false) => {
                 let r = self.a_reg(va);
-                let f = self.a_mk("FLO", &["U32"], vec![u(r)]);
-                self.a_fin(&dst, "IADD3", &[], vec![u(f).negated(), im(0x1f), rz()]);
+                let f = self.a_mk("FLO", &["U32"], [u(r)]);
+                self.a_fin(&dst, "IADD3", &[], [u(f).negated(), im(0x1f), rz()]);
             }
             ("clz", true) => {
                 let r = self.a_reg64(va);
@@ -404,19 +398,19 @@ impl Cx<'_> {
                     vec![u(wd(r, 1)), rz(), pt()],
                 );
                 let s = self.a_sel(u(wd(r, 0)), u(wd(r, 1)), u(p).inverted());
-                let f = self.a_mk("FLO", &["U32"], vec![u(s)]);
-                let x = self.a_mk("IADD3", &[], vec![u(f).negated(), im(0x1f), rz()]);
-                let y = self.a_mk("IADD3", &[], vec![u(f).negated(), im(0x3f), rz()]);
-                self.a_fin(&dst, "SEL", &[], vec![u(x), u(y), u(p)]);
+                let f = self.a_mk("FLO", &["U32"], [u(s)]);
+                let x = self.a_mk("IADD3", &[], [u(f).negated(), im(0x1f), rz()]);
+                let y = self.a_mk("IADD3", &[], [u(f).negated(), im(0x3f), rz()]);
+                self.a_fin(&dst, "SEL", &[], [u(x), u(y), u(p)]);
             }
             ("brev", false) => {
                 let r = self.a_reg(va);
-                self.a_fin(&dst, "BREV", &[], vec![u(r)]);
+                self.a_fin(&dst, "BREV", &[], [u(r)]);
             }
             ("brev", true) => {
                 let r = self.a_reg64(va);
-                self.a_fin_w(&dst, 0, "BREV", &[], vec![u(wd(r, 1))]);
-                self.a_fin_w(&dst, 1, "BREV", &[], vec![u(wd(r, 0))]);
+                self.a_fin_w(&dst, 0, "BREV", &[], [u(wd(r, 1))]);
+                self.a_fin_w(&dst, 1, "BREV", &[], [u(wd(r, 0))]);
             }
             _ => return false,
         }
@@ -449,30 +443,30 @@ impl Cx<'_> {
                 (true, false) => &[],
                 (true, true) => &["SH"],
             };
-            self.a_fin(&dst, "FLO", mods, vec![u(r)]);
+            self.a_fin(&dst, "FLO", mods, [u(r)]);
             self.commit(dst);
             return true;
         }
         let r = self.a_reg64(va);
         let (lo, hi) = (wd(r, 0), wd(r, 1));
-        let fh = self.a_mk("FLO", if sg { &[] } else { &["U32"] }, vec![u(hi)]);
+        let fh = self.a_mk("FLO", if sg { &[] } else { &["U32"] }, [u(hi)]);
         let found = self.a_mkp("ISETP", &["NE", "U32", "AND"], vec![u(fh), im(-1), pt()]);
         let lo_src = if sg {
-            let s = self.a_mk("SHF", &["R", "S32", "HI"], vec![rz(), im(31), u(hi)]);
+            let s = self.a_mk("SHF", &["R", "S32", "HI"], [rz(), im(31), u(hi)]);
             self.a_lop(u(lo), u(s), 0x3c)
         } else {
             lo
         };
-        let fl = self.a_mk("FLO", &["U32"], vec![u(lo_src)]);
-        let h32 = self.a_mk("IADD3", &[], vec![u(fh), im(32), rz()]);
+        let fl = self.a_mk("FLO", &["U32"], [u(lo_src)]);
+        let h32 = self.a_mk("IADD3", &[], [u(fh), im(32), rz()]);
         let Some(dst) = self.dst(d) else { return false };
         if sh {
             let pos = self.a_sel(u(h32), u(fl), u(found));
             let any = self.a_mkp("ISETP", &["NE", "U32", "AND"], vec![u(pos), im(-1), pt()]);
-            let s = self.a_mk("IADD3", &[], vec![u(pos).negated(), im(63), rz()]);
-            self.a_fin(&dst, "SEL", &[], vec![u(s), im(0xffff_ffff), u(any)]);
+            let s = self.a_mk("IADD3", &[], [u(pos).negated(), im(63), rz()]);
+            self.a_fin(&dst, "SEL", &[], [u(s), im(0xffff_ffff), u(any)]);
         } else {
-            self.a_fin(&dst, "SEL", &[], vec![u(h32), u(fl), u(found)]);
+            self.a_fin(&dst, "SEL", &[], [u(h32), u(fl), u(found)]);
         }
         self.commit(dst);
         true
@@ -502,9 +496,9 @@ impl Cx<'_> {
             _ => {
                 let rb = self.a_reg(vb);
                 let rc = self.a_reg(vc);
-                let both = self.a_mk("PRMT", &[], vec![u(rc), im(0x7604), u(rb)]);
-                let p = self.a_mk("PRMT", &[], vec![rz(), im(0x4), u(both)]);
-                let l = self.a_mk("PRMT", &[], vec![rz(), im(0x5), u(both)]);
+                let both = self.a_mk("PRMT", &[], [u(rc), im(0x7604), u(rb)]);
+                let p = self.a_mk("PRMT", &[], [rz(), im(0x4), u(both)]);
+                let l = self.a_mk("PRMT", &[], [rz(), im(0x5), u(both)]);
                 (Val::Reg(p), Val::Reg(l))
             }
         };
@@ -513,7 +507,7 @@ impl Cx<'_> {
             let ra = self.a_reg(va);
             let Some(dst) = self.dst(d) else { return false };
             if matches!(len, Val::Imm(0)) {
-                self.a_fin(&dst, "MOV", &[], vec![im(0)]);
+                self.a_fin(&dst, "MOV", &[], [im(0)]);
             } else {
                 let m: &[&'static str] = if sg {
                     &["R", "S32", "HI"]
@@ -524,13 +518,8 @@ impl Cx<'_> {
                     Val::Imm(p) => im(p.min(if sg { 31 } else { 32 })),
                     _ => opos,
                 };
-                let s = self.a_mk("SHF", m, vec![rz(), opos, u(ra)]);
-                self.a_fin(
-                    &dst,
-                    "SGXT",
-                    if sg { &[] } else { &["U32"] },
-                    vec![u(s), olen],
-                );
+                let s = self.a_mk("SHF", m, [rz(), opos, u(ra)]);
+                self.a_fin(&dst, "SGXT", if sg { &[] } else { &["U32"] }, [u(s), olen]);
             }
             self.commit(dst);
             return true;
@@ -544,41 +533,41 @@ impl Cx<'_> {
         } else {
             &["R", "U32", "HI"]
         };
-        let xl = self.a_mk("SHF", rm, vec![u(lo), opos.clone(), u(hi)]);
-        let xh = self.a_mk("SHF", hm, vec![rz(), opos, u(hi)]);
+        let xl = self.a_mk("SHF", rm, [u(lo), opos.clone(), u(hi)]);
+        let xh = self.a_mk("SHF", hm, [rz(), opos, u(hi)]);
         let Some(dst) = self.dst(d) else { return false };
         if sg {
             // len clamped to 64; s = 64 − len; d = (x << s) >>s s (len 0 → s = 64 → 0).
             let lr = self.a_reg(len);
-            let l = self.a_mk("VIMNMX", &["U32"], vec![u(lr), im(64), pt()]);
-            let s = self.a_mk("IADD3", &[], vec![u(l).negated(), im(64), rz()]);
-            let yl = self.a_mk("SHF", &["L", "U32"], vec![u(xl), u(s), rz()]);
-            let yh = self.a_mk("SHF", &["L", "U64", "HI"], vec![u(xl), u(s), u(xh)]);
-            self.a_fin_w(&dst, 0, "SHF", &["R", "S64"], vec![u(yl), u(s), u(yh)]);
-            self.a_fin_w(&dst, 1, "SHF", &["R", "S32", "HI"], vec![rz(), u(s), u(yh)]);
+            let l = self.a_mk("VIMNMX", &["U32"], [u(lr), im(64), pt()]);
+            let s = self.a_mk("IADD3", &[], [u(l).negated(), im(64), rz()]);
+            let yl = self.a_mk("SHF", &["L", "U32"], [u(xl), u(s), rz()]);
+            let yh = self.a_mk("SHF", &["L", "U64", "HI"], [u(xl), u(s), u(xh)]);
+            self.a_fin_w(&dst, 0, "SHF", &["R", "S64"], [u(yl), u(s), u(yh)]);
+            self.a_fin_w(&dst, 1, "SHF", &["R", "S32", "HI"], [rz(), u(s), u(yh)]);
         } else {
             // mask = (1 << len) − 1 in 64 bits (len ≥ 64 → all ones).
-            let one = self.a_mk("MOV", &[], vec![im(1)]);
+            let one = self.a_mk("MOV", &[], [im(1)]);
             let lr = self.a_reg(len);
-            let ml = self.a_mk("SHF", &["L", "U32"], vec![u(one), u(lr), rz()]);
-            let mh = self.a_mk("SHF", &["L", "U64", "HI"], vec![u(one), u(lr), rz()]);
+            let ml = self.a_mk("SHF", &["L", "U32"], [u(one), u(lr), rz()]);
+            let mh = self.a_mk("SHF", &["L", "U64", "HI"], [u(one), u(lr), rz()]);
             let c = self.a_tmpp();
             let m0 = self.a_tmp();
             self.a_put("IADD3", &[], vec![df(m0), df(c), u(ml), im(-1), rz()]);
-            let m1 = self.a_mk("IADD3", &["X"], vec![u(mh), im(-1), rz(), u(c), npt()]);
+            let m1 = self.a_mk("IADD3", &["X"], [u(mh), im(-1), rz(), u(c), npt()]);
             self.a_fin_w(
                 &dst,
                 0,
                 "LOP3",
                 &["LUT"],
-                vec![u(xl), u(m0), rz(), im(0xc0), npt()],
+                [u(xl), u(m0), rz(), im(0xc0), npt()],
             );
             self.a_fin_w(
                 &dst,
                 1,
                 "LOP3",
                 &["LUT"],
-                vec![u(xh), u(m1), rz(), im(0xc0), npt()],
+                [u(xh), u(m1), rz(), im(0xc0), npt()],
             );
         }
         self.commit(dst);
@@ -616,27 +605,22 @@ impl Cx<'_> {
                 } else {
                     (super::arith::low_mask(l.min(32) as u32) << p) & 0xffff_ffff
                 };
-                let s = self.a_mk("SHF", &["L", "U32"], vec![u(ra), im(p.min(32)), rz()]);
+                let s = self.a_mk("SHF", &["L", "U32"], [u(ra), im(p.min(32)), rz()]);
                 self.a_fin(
                     &dst,
                     "LOP3",
                     &["LUT"],
-                    vec![u(s), im(mask as i64), u(rb), im(0xe2), npt()],
+                    [u(s), im(mask as i64), u(rb), im(0xe2), npt()],
                 );
             } else {
                 let rc = self.a_reg(vc);
                 let re = self.a_reg(ve);
-                let both = self.a_mk("PRMT", &[], vec![u(re), im(0x7604), u(rc)]);
-                let p = self.a_mk("PRMT", &[], vec![rz(), im(0x4), u(both)]);
-                let l = self.a_mk("PRMT", &[], vec![rz(), im(0x5), u(both)]);
-                let s = self.a_mk("SHF", &["L", "U32"], vec![u(ra), u(p), rz()]);
-                let m = self.a_mk("BMSK", &[], vec![u(p), u(l)]);
-                self.a_fin(
-                    &dst,
-                    "LOP3",
-                    &["LUT"],
-                    vec![u(s), u(m), u(rb), im(0xe2), npt()],
-                );
+                let both = self.a_mk("PRMT", &[], [u(re), im(0x7604), u(rc)]);
+                let p = self.a_mk("PRMT", &[], [rz(), im(0x4), u(both)]);
+                let l = self.a_mk("PRMT", &[], [rz(), im(0x5), u(both)]);
+                let s = self.a_mk("SHF", &["L", "U32"], [u(ra), u(p), rz()]);
+                let m = self.a_mk("BMSK", &[], [u(p), u(l)]);
+                self.a_fin(&dst, "LOP3", &["LUT"], [u(s), u(m), u(rb), im(0xe2), npt()]);
             }
             self.commit(dst);
             return true;
@@ -655,35 +639,31 @@ impl Cx<'_> {
         };
         let (op, ol) = (self.a_op(p), self.a_op(l));
         // m = ((1 << len) − 1) << pos, t = a << pos (64-bit shifts clamp their amounts).
-        let one = self.a_mk("MOV", &[], vec![im(1)]);
-        let ml = self.a_mk("SHF", &["L", "U32"], vec![u(one), ol.clone(), rz()]);
-        let mh = self.a_mk("SHF", &["L", "U64", "HI"], vec![u(one), ol, rz()]);
+        let one = self.a_mk("MOV", &[], [im(1)]);
+        let ml = self.a_mk("SHF", &["L", "U32"], [u(one), ol.clone(), rz()]);
+        let mh = self.a_mk("SHF", &["L", "U64", "HI"], [u(one), ol, rz()]);
         let c = self.a_tmpp();
         let k0 = self.a_tmp();
         self.a_put("IADD3", &[], vec![df(k0), df(c), u(ml), im(-1), rz()]);
-        let k1 = self.a_mk("IADD3", &["X"], vec![u(mh), im(-1), rz(), u(c), npt()]);
-        let m0 = self.a_mk("SHF", &["L", "U32"], vec![u(k0), op.clone(), rz()]);
-        let m1 = self.a_mk("SHF", &["L", "U64", "HI"], vec![u(k0), op.clone(), u(k1)]);
-        let t0 = self.a_mk("SHF", &["L", "U32"], vec![u(wd(ra, 0)), op.clone(), rz()]);
-        let t1 = self.a_mk(
-            "SHF",
-            &["L", "U64", "HI"],
-            vec![u(wd(ra, 0)), op, u(wd(ra, 1))],
-        );
+        let k1 = self.a_mk("IADD3", &["X"], [u(mh), im(-1), rz(), u(c), npt()]);
+        let m0 = self.a_mk("SHF", &["L", "U32"], [u(k0), op.clone(), rz()]);
+        let m1 = self.a_mk("SHF", &["L", "U64", "HI"], [u(k0), op.clone(), u(k1)]);
+        let t0 = self.a_mk("SHF", &["L", "U32"], [u(wd(ra, 0)), op.clone(), rz()]);
+        let t1 = self.a_mk("SHF", &["L", "U64", "HI"], [u(wd(ra, 0)), op, u(wd(ra, 1))]);
         let Some(dst) = self.dst(d) else { return false };
         self.a_fin_w(
             &dst,
             0,
             "LOP3",
             &["LUT"],
-            vec![u(t0), u(m0), u(wd(rb, 0)), im(0xe2), npt()],
+            [u(t0), u(m0), u(wd(rb, 0)), im(0xe2), npt()],
         );
         self.a_fin_w(
             &dst,
             1,
             "LOP3",
             &["LUT"],
-            vec![u(t1), u(m1), u(wd(rb, 1)), im(0xe2), npt()],
+            [u(t1), u(m1), u(wd(rb, 1)), im(0xe2), npt()],
         );
         self.commit(dst);
         true
@@ -712,7 +692,7 @@ impl Cx<'_> {
             (false, true) => &[],
             (false, false) => &["U32"],
         };
-        self.a_fin(&dst, "SGXT", mods, vec![u(ra), ob]);
+        self.a_fin(&dst, "SGXT", mods, [u(ra), ob]);
         self.commit(dst);
         true
     }
@@ -733,12 +713,7 @@ impl Cx<'_> {
         let ra = self.a_reg(va);
         let ob = self.a_op(vb);
         let Some(dst) = self.dst(d) else { return false };
-        self.a_fin(
-            &dst,
-            "BMSK",
-            if wrap { &["W"] } else { &[] },
-            vec![u(ra), ob],
-        );
+        self.a_fin(&dst, "BMSK", if wrap { &["W"] } else { &[] }, [u(ra), ob]);
         self.commit(dst);
         true
     }
@@ -770,7 +745,7 @@ impl Cx<'_> {
             other => self.a_op(other),
         };
         let Some(dst) = self.dst(d) else { return false };
-        self.a_fin(&dst, "PRMT", mode, vec![u(ra), oc, u(rb)]);
+        self.a_fin(&dst, "PRMT", mode, [u(ra), oc, u(rb)]);
         self.commit(dst);
         true
     }
@@ -815,7 +790,7 @@ impl Cx<'_> {
         let ob = self.a_op(vb);
         let rc = self.a_reg(vc);
         let Some(dst) = self.dst(d) else { return false };
-        self.a_fin(&dst, "IDP", &mods, vec![u(ra), ob, u(rc)]);
+        self.a_fin(&dst, "IDP", &mods, [u(ra), ob, u(rc)]);
         self.commit(dst);
         let _ = ptd;
         true

@@ -151,11 +151,18 @@ pub(super) fn size_mod(bits: u32, signed: bool) -> Option<&'static str> {
 /// Modifiers as the encoder takes them: one token each (`STRONG.GPU` → `STRONG`, `GPU`), no
 /// empty ones.
 pub(super) fn split_mods(parts: impl IntoIterator<Item = &'static str>) -> Vec<&'static str> {
-    parts
-        .into_iter()
-        .flat_map(|p| p.split('.'))
-        .filter(|m| !m.is_empty())
-        .collect()
+    // Pushed one by one into room for the usual few: collecting the `flat_map` grew the vector
+    // from nothing (every load and store comes here).
+    let mut mods = Vec::with_capacity(4);
+    for p in parts {
+        // A byte loop: the parts are a few bytes, shorter than a `memchr` call.
+        if p.bytes().any(|b| b == b'.') {
+            mods.extend(p.split('.').filter(|m| !m.is_empty()));
+        } else if !p.is_empty() {
+            mods.push(p);
+        }
+    }
+    mods
 }
 
 fn fits_imm24(v: i64) -> bool {
@@ -974,19 +981,17 @@ impl Cx<'_> {
         let (prefix, terms) = match loc {
             Loc::Desc { reg, off, .. } => {
                 let desc = self.global_desc();
-                (
-                    MemPrefix::Desc(desc),
-                    std::iter::once(MemTerm::Reg(*reg, Some("64")))
-                        .chain(imm(*off))
-                        .collect(),
-                )
+                let mut t = Vec::with_capacity(2);
+                t.push(MemTerm::Reg(*reg, Some("64")));
+                t.extend(imm(*off));
+                (MemPrefix::Desc(desc), t)
             }
-            Loc::Pair { reg, off } | Loc::Local { reg, off } => (
-                MemPrefix::None,
-                std::iter::once(MemTerm::Reg(*reg, None))
-                    .chain(imm(*off))
-                    .collect(),
-            ),
+            Loc::Pair { reg, off } | Loc::Local { reg, off } => {
+                let mut t = Vec::with_capacity(2);
+                t.push(MemTerm::Reg(*reg, None));
+                t.extend(imm(*off));
+                (MemPrefix::None, t)
+            }
             Loc::Shared { reg, off } => {
                 let mut t: Vec<MemTerm> = reg.iter().map(|r| MemTerm::Reg(*r, None)).collect();
                 if *off != 0 || reg.is_none() {
@@ -1153,20 +1158,20 @@ impl Cx<'_> {
         let (cstrong, evict, _) = Self::cache_mods(flags, false);
         let strong = sem.strong().or(cstrong);
         let loc = shift(loc, byte_off);
-        let mut mods: Vec<&'static str> = Vec::new();
+        let mut mods: smallvec::SmallVec<[&'static str; 6]> = smallvec::SmallVec::new();
         let mn = match &loc {
             Loc::Desc { global, .. } => {
                 mods.push("E");
-                mods.extend(evict);
+                mods.extend_from_slice(evict.as_slice());
                 mods.push(size);
-                mods.extend(strong);
+                mods.extend_from_slice(strong.as_slice());
                 if *global { "STG" } else { "ST" }
             }
             Loc::Pair { .. } => {
                 mods.push("E");
-                mods.extend(evict);
+                mods.extend_from_slice(evict.as_slice());
                 mods.push(size);
-                mods.extend(strong);
+                mods.extend_from_slice(strong.as_slice());
                 "ST"
             }
             Loc::Shared { .. } => {
@@ -1174,7 +1179,7 @@ impl Cx<'_> {
                 "STS"
             }
             Loc::Local { .. } => {
-                mods.extend(evict);
+                mods.extend_from_slice(evict.as_slice());
                 mods.push(size);
                 "STL"
             }

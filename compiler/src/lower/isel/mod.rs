@@ -170,6 +170,12 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
     };
     cx.shadow_uniform_vars();
     let mut filled = vec![false; n];
+    let mut opcodes = OpcodeMemo::default();
+    // One virtual register or more per PTX instruction: room for them at once (the 16k
+    // straight-line kernel makes 22k; growing the table by doubling copied it eleven times).
+    let ptx_total: usize = blocks.iter().map(|b| b.instrs.len()).sum();
+    cx.f.vregs.reserve(ptx_total + ptx_total / 2);
+    cx.def_of.reserve(cx.f.vregs.capacity());
     cx.ssa.seal(cx.f, BlockId(0));
     if !cx.f.is_entry {
         let params = std::mem::take(&mut plan.sub_params);
@@ -201,7 +207,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         for (ins, scope) in &block.instrs {
             cx.scope = *scope;
             let (before, blocks_before) = (cx.cur, cx.f.blocks.len());
-            cx.instruction(ins, block.guard.as_ref());
+            cx.instruction(ins, block.guard.as_ref(), &mut opcodes);
             cx.write_shadows(ins);
             stamp_source(cx.f, ins.span.start, before, cx.cur, blocks_before);
         }
@@ -391,8 +397,49 @@ pub struct Cx<'p> {
 /// there.
 pub(super) const REFUSED_SHADOW: u32 = u32::MAX;
 
-/// [`Cx::reg_cache`]: `(scope, packed name)` → the register, or `None` (not a register).
-type RegCache = rustc_hash::FxHashMap<(usize, u128), Option<(Var, Ty)>>;
+/// [`Cx::reg_cache`]: `(scope, packed name)` → the register, or `None` (not a register), in a
+/// direct-mapped table: a slot holds the last name whose key falls in it, and a name that finds
+/// another there walks the scopes again (and takes the slot). A hash map's probe cost about as
+/// much as the scope walk it saved (callgrind, 16k straight-line kernel: 107 instructions a
+/// lookup); a slot costs a multiply and one compare.
+struct RegCache {
+    slots: Box<[RegSlot; REG_SLOTS]>,
+}
+
+/// The number of [`RegCache`] slots (a power of two): a kernel names a few dozen registers
+/// per stretch of code.
+const REG_SLOTS: usize = 256;
+
+#[derive(Clone, Copy)]
+struct RegSlot {
+    /// The scope, `usize::MAX` for an empty slot.
+    scope: usize,
+    name: u128,
+    reg: Option<(Var, Ty)>,
+}
+
+impl Default for RegCache {
+    fn default() -> Self {
+        RegCache {
+            slots: Box::new(
+                [RegSlot {
+                    scope: usize::MAX,
+                    name: 0,
+                    reg: None,
+                }; REG_SLOTS],
+            ),
+        }
+    }
+}
+
+impl RegCache {
+    /// The slot of `(scope, name)`.
+    fn slot(&mut self, scope: usize, name: u128) -> &mut RegSlot {
+        let folded = (name as u64) ^ ((name >> 64) as u64) ^ (scope as u64).rotate_left(32);
+        let at = folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - REG_SLOTS.trailing_zeros());
+        &mut self.slots[at as usize]
+    }
+}
 
 /// A name of up to 15 bytes packed into one integer, its bytes and then its length in the top
 /// byte (`None` when longer): a key that hashes and compares without touching the string.
@@ -412,8 +459,8 @@ fn packed_name(name: &str) -> Option<u128> {
 pub struct PtxOp<'i> {
     pub ins: &'i ast::Instruction,
     pub opcode: &'i str,
-    /// Small, on the stack: built for every instruction.
-    pub types: smallvec::SmallVec<[Ty; 4]>,
+    /// Borrowed from [`OpcodeMemo`]: not copied for every instruction.
+    pub types: &'i [Ty],
     pub flags: smallvec::SmallVec<[&'i str; 8]>,
 }
 
@@ -433,6 +480,142 @@ impl PtxOp<'_> {
 
     pub fn operands(&self) -> &[ast::Operand] {
         &self.ins.operands
+    }
+}
+
+/// An instruction's opcode and modifiers as [`Cx::instruction`] sorts them, remembered by their
+/// text: [`Isa::split_opcode`] (a binary search of the opcode table; for a compound head such as
+/// `st`, string concatenations), then [`Ty::parse`] of each modifier, cost about 380
+/// instructions per PTX instruction, and a kernel repeats a few opcodes many times.
+#[derive(Default)]
+pub(super) struct OpcodeMemo {
+    /// By the hash of the words: an index into `sorted`. One entry per hash; words whose hash
+    /// is taken by other words are sorted again every time (correct, only slower).
+    by_hash: rustc_hash::FxHashMap<u64, u32>,
+    sorted: Vec<SortedOpcode>,
+    /// The types of the last instruction sorted without the memo.
+    unremembered: Vec<Ty>,
+}
+
+/// One remembered opcode-and-modifiers text, sorted.
+struct SortedOpcode {
+    /// The words as written: the opcode's head, then each modifier (with its dot).
+    words: Box<[Box<str>]>,
+    /// The full opcode (`cp.async.bulk`).
+    opcode: Box<str>,
+    /// How many modifiers the opcode took (`.async.bulk` of `cp`: 2).
+    in_opcode: usize,
+    /// The types among the other modifiers, in order.
+    types: smallvec::SmallVec<[Ty; 4]>,
+    /// Bit `i`: the `i`-th of the other modifiers is a type (not a flag).
+    type_bits: u64,
+}
+
+impl SortedOpcode {
+    fn matches(&self, ins: &ast::Instruction) -> bool {
+        // A byte loop: the words are a few bytes, shorter than a `memcmp` call.
+        fn same(a: &str, b: &str) -> bool {
+            a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+        }
+        self.words.len() == 1 + ins.modifiers.len()
+            && same(&self.words[0], &ins.opcode.text)
+            && self.words[1..]
+                .iter()
+                .zip(&ins.modifiers)
+                .all(|(w, m)| same(w, &m.text))
+    }
+}
+
+/// What [`OpcodeMemo::sort`] answers: the full opcode, the modifiers after it, and those split
+/// into types and flags.
+type Sorted<'a> = (
+    std::borrow::Cow<'a, str>,
+    &'a [Name],
+    &'a [Ty],
+    smallvec::SmallVec<[&'a str; 8]>,
+);
+
+impl OpcodeMemo {
+    /// `ins`'s opcode, the modifiers that follow it, and those modifiers' types and flags in
+    /// order; `None` for an opcode the table does not know.
+    fn sort<'a>(&'a mut self, ins: &'a ast::Instruction) -> Option<Sorted<'a>> {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        ins.opcode.text.as_str().hash(&mut h);
+        for m in &ins.modifiers {
+            m.text.as_str().hash(&mut h);
+        }
+        let hash = h.finish();
+        // More modifiers than `type_bits` has bits: not remembered (no PTX opcode has them).
+        let memo = ins.modifiers.len() <= 64;
+        let at = match self.by_hash.get(&hash) {
+            Some(&i) if self.sorted[i as usize].matches(ins) => Some(i as usize),
+            Some(_) => None,
+            None if memo => {
+                let made = Self::make(ins)?;
+                self.sorted.push(made);
+                self.by_hash.insert(hash, self.sorted.len() as u32 - 1);
+                Some(self.sorted.len() - 1)
+            }
+            None => None,
+        };
+        let Some(at) = at else {
+            return self.sort_uncached(ins);
+        };
+        let s = &self.sorted[at];
+        let mods = &ins.modifiers[s.in_opcode..];
+        let opcode: &str = if s.in_opcode == 0 {
+            &ins.opcode.text
+        } else {
+            &s.opcode
+        };
+        let opcode = std::borrow::Cow::Borrowed(opcode);
+        // Pushed one by one: `collect` and `clone` into a `SmallVec` go through its generic
+        // `extend`, 60 instructions a call.
+        let mut flags = smallvec::SmallVec::new();
+        for (i, m) in mods.iter().enumerate() {
+            if s.type_bits >> i & 1 == 0 {
+                flags.push(m.text.as_str());
+            }
+        }
+        Some((opcode, mods, &s.types, flags))
+    }
+
+    /// Sorts `ins`'s words from scratch.
+    fn make(ins: &ast::Instruction) -> Option<SortedOpcode> {
+        let (opcode, mods) = Isa::get().split_opcode(ins)?;
+        let mut types = smallvec::SmallVec::new();
+        let mut type_bits = 0u64;
+        for (i, m) in mods.iter().enumerate() {
+            if let Some(t) = Ty::parse(&m.text) {
+                types.push(t);
+                type_bits |= 1 << i;
+            }
+        }
+        Some(SortedOpcode {
+            words: std::iter::once(&ins.opcode)
+                .chain(&ins.modifiers)
+                .map(|w| Box::from(w.text.as_str()))
+                .collect(),
+            opcode: Box::from(&*opcode),
+            in_opcode: ins.modifiers.len() - mods.len(),
+            types,
+            type_bits,
+        })
+    }
+
+    /// [`OpcodeMemo::sort`] without the memo (words it cannot remember).
+    fn sort_uncached<'a>(&'a mut self, ins: &'a ast::Instruction) -> Option<Sorted<'a>> {
+        let (opcode, mods) = Isa::get().split_opcode(ins)?;
+        self.unremembered.clear();
+        let mut flags = smallvec::SmallVec::new();
+        for m in mods {
+            match Ty::parse(&m.text) {
+                Some(t) => self.unremembered.push(t),
+                None => flags.push(m.text.as_str()),
+            }
+        }
+        Some((opcode, mods, &self.unremembered, flags))
     }
 }
 
@@ -501,18 +684,14 @@ impl Cx<'_> {
 
     /// Appends to the current block, remembering the instruction that defines each vreg.
     fn push(&mut self, inst: Inst) {
-        let mut defs = smallvec::SmallVec::<[Reg; 4]>::new();
         inst.for_each_reg(|r| {
             if r.def {
-                defs.push(r.reg);
+                if let Some(v) = r.reg.vreg() {
+                    self.def_of.note(v, &inst);
+                }
+                self.note_word_def(r.reg, &inst);
             }
         });
-        for d in defs {
-            if let Some(v) = d.vreg() {
-                self.def_of.note(v, &inst);
-            }
-            self.note_word_def(d, &inst);
-        }
         self.f.block_mut(self.cur).insts.push(inst);
     }
 
@@ -669,11 +848,16 @@ impl Cx<'_> {
         let Some(key) = packed_name(name) else {
             return plan_like.reg(self.scope, name);
         };
-        *self
-            .reg_cache
-            .borrow_mut()
-            .entry((self.scope, key))
-            .or_insert_with(|| plan_like.reg(self.scope, name))
+        let mut cache = self.reg_cache.borrow_mut();
+        let slot = cache.slot(self.scope, key);
+        if slot.scope != self.scope || slot.name != key {
+            *slot = RegSlot {
+                scope: self.scope,
+                name: key,
+                reg: plan_like.reg(self.scope, name),
+            };
+        }
+        slot.reg
     }
 
     pub(super) fn sym(&self, name: &str) -> Option<Sym> {
@@ -1002,7 +1186,12 @@ impl Cx<'_> {
     /// Lowers one PTX instruction; `region` is the guard of a block that runs predicated
     /// instead of branched around (`lower::predicate_uniform_regions`), which every unguarded
     /// instruction of it but its speculated `mov`s takes.
-    fn instruction(&mut self, ins: &ast::Instruction, region: Option<&ast::Guard>) {
+    fn instruction(
+        &mut self,
+        ins: &ast::Instruction,
+        region: Option<&ast::Guard>,
+        opcodes: &mut OpcodeMemo,
+    ) {
         self.guard = None;
         self.cur_span = Some(ins.span);
         let guard = ins
@@ -1024,22 +1213,13 @@ impl Cx<'_> {
                 }
             }
         }
-        let Some((opcode, mods)) = Isa::get().split_opcode(ins) else {
+        let Some((opcode, mods, types, flags)) = opcodes.sort(ins) else {
             self.error(
                 ins.opcode.span,
                 format!("unknown instruction `{}`", ins.opcode.text),
             );
             return;
         };
-        // Each modifier is a type or a flag: one parse sorts it.
-        let mut types = smallvec::SmallVec::new();
-        let mut flags = smallvec::SmallVec::new();
-        for m in mods {
-            match Ty::parse(&m.text) {
-                Some(t) => types.push(t),
-                None => flags.push(m.text.as_str()),
-            }
-        }
         let op = PtxOp {
             ins,
             opcode: &opcode,
@@ -1065,6 +1245,87 @@ impl Cx<'_> {
                 .any(|d| d.span.start >= ins.span.start && d.span.end <= ins.span.end)
         {
             self.unsupported(ins, &opcode, mods);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The instructions of the first function of `src`.
+    fn instructions(src: &str) -> Vec<ast::Instruction> {
+        let m = crate::frontend::parse(src).expect("parses");
+        let f = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                ast::Item::Function(f) => Some(f),
+                _ => None,
+            })
+            .expect("a function");
+        f.body
+            .as_ref()
+            .expect("a body")
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                ast::Stmt::Instr(i) => Some((**i).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// An owned copy of what [`OpcodeMemo::sort`] answers, to compare answers.
+    fn owned(s: Option<Sorted<'_>>) -> Option<(String, usize, Vec<Ty>, Vec<String>)> {
+        s.map(|(op, mods, types, flags)| {
+            (
+                op.into_owned(),
+                mods.len(),
+                types.to_vec(),
+                flags.iter().map(|f| f.to_string()).collect(),
+            )
+        })
+    }
+
+    /// The memo answers what sorting from scratch answers: on first sight, when it remembers
+    /// the words (the second `add.s32`; `st`, a head that may start a compound opcode), and when another
+    /// text holds the hash of the words (sorted again, without the memo).
+    #[test]
+    fn sisel_opcode_memo_answers_as_sorting_from_scratch() {
+        let ins = instructions(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{\n\
+             .reg .b32 %r<4>;\n.reg .b64 %rd<3>;\n.reg .f32 %f<3>;\n\
+             add.s32 %r1, %r2, %r3;\n\
+             add.s32 %r2, %r1, %r3;\n\
+             fma.rn.ftz.f32 %f1, %f2, %f2, %f2;\n\
+             st.global.v2.f32 [%rd1], {%f1, %f2};\n\
+             cvt.rn.f32.s32 %f2, %r1;\n\
+             add.s32 %r3, %r1, %r2;\n\
+             ret;\n}\n",
+        );
+        let mut memo = OpcodeMemo::default();
+        for i in &ins {
+            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
+            assert!(fresh.is_some(), "{} is an opcode", i.opcode.text);
+            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
+        }
+        // One entry per distinct text: add.s32, fma, st, cvt, ret.
+        assert_eq!(memo.sorted.len(), 5);
+        let fma = owned(memo.sort(&ins[2])).expect("sorted");
+        assert_eq!(fma.0, "fma");
+        assert_eq!(fma.2, vec![Ty::parse(".f32").expect("a type")]);
+        assert_eq!(fma.3, vec![".rn", ".ftz"]);
+        // Every hash taken by the `ret` entry: the other words do not match it and are sorted
+        // again, with the same answers.
+        let ret = memo.sorted.len() as u32 - 1;
+        for v in memo.by_hash.values_mut() {
+            *v = ret;
+        }
+        for i in &ins {
+            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
+            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
         }
     }
 }

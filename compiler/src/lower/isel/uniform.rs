@@ -102,6 +102,13 @@ impl FirstDefs {
         !matches!(self.get(v), FirstDef::Unseen)
     }
 
+    /// Makes room for the first `n` vregs at once (not grown by doubling as they come).
+    pub(super) fn reserve(&mut self, n: usize) {
+        if self.slot.len() < n {
+            self.slot.resize(n, Self::UNSEEN);
+        }
+    }
+
     /// Records `inst` as `v`'s definition unless one was recorded before.
     pub(super) fn note(&mut self, v: VReg, inst: &Inst) {
         if !self.contains(v) {
