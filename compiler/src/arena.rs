@@ -165,12 +165,10 @@ impl Arena {
     #[inline]
     fn class(layout: Layout) -> Option<Class> {
         let size = layout.size();
-        if size <= MAX_SMALL {
-            if layout.align() <= GRAIN {
-                return Some(Class::Small(size.max(1).div_ceil(GRAIN) - 1));
-            }
-            // An over-aligned small layout: a large block if its alignment allows.
+        if size <= MAX_SMALL && layout.align() <= GRAIN {
+            return Some(Class::Small(size.max(1).div_ceil(GRAIN) - 1));
         }
+        // A larger or over-aligned layout: a large block if its alignment allows.
         (layout.align() <= LARGE_ALIGN && size <= MAX_LARGE).then(|| {
             let shift = size
                 .max(1 << MIN_LARGE_SHIFT)
