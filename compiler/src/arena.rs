@@ -44,7 +44,10 @@
 //! | zluda `vector.ptx`          | 142 → 119         |                    |
 //!
 //! The kernel's share of straight-line 64k went from 74 to 48 ms (`system_time`, `perf stat -r
-//! 15`, twice, alternating, load ~10). Peak memory grows by up to a tenth: huge pages are
+//! 15`, twice, alternating, load ~10). On a quiet machine (load < 1, `perf stat -r 30`, three
+//! alternating rounds, 15:05): straight-line 64k 191–221 → 151–174 ms wall (kernel time 67–75 →
+//! 37–57 ms), 16k 43–46 → 28–31 ms; small zluda files (`vector`, `add`, `atom_cas`, `-r 100`)
+//! 1.5–2.2 → 1.2–1.7 ms, not slower. Peak memory grows (the table): huge pages are
 //! resident whole, and a freed large block is reused only by its class or a smaller one (glibc
 //! merges neighbouring free blocks; loops 64k: 110 MB in the large region against 88 MB in
 //! glibc's heap, and 135 MB before free blocks were split).
