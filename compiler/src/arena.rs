@@ -19,38 +19,26 @@
 //!   class with an empty list first splits the smallest free block of a larger class (a vector
 //!   that grew to 32 MiB and was freed serves the smaller vectors after it), and the region's
 //!   last block grows in place (a growing vector is not copied);
-//! * each region's first 4 MiB are on 4 KiB pages and the rest is on transparent huge pages
-//!   (`madvise(MADV_HUGEPAGE)`; the system's setting here is `madvise`): a small compile stays
-//!   within the 4 KiB pages (`zluda/vector.ptx` uses about 2 MiB), where a huge page's first
-//!   touch would cost it the zeroing of 2 MiB, while a large compile takes one page fault per
-//!   2 MiB instead of one per 4 KiB;
 //! * blocks beyond the classes, and everything once a region is used up, go to glibc
 //!   (`System`); `dealloc` and `realloc` tell the two apart by the address.
 //!
 //! Memory never given out is the kernel's zero pages, so `alloc_zeroed` clears only reused
 //! blocks.
 //!
-//! Measured on 2026-12-02 against the allocator before (small blocks only, the rest from
-//! glibc's heap; output byte-identical on the 297 files of `/work/tools/cmpbin.sh`), page
-//! faults and peak resident memory of one process (`perf stat`, `/usr/bin/time`):
+//! Transparent huge pages (`madvise(MADV_HUGEPAGE)` on each region past its first 4 MiB) were
+//! measured on 2026-12-02 and are not used. Alone they cut page faults twelvefold (straight-line
+//! 64k 26 860 → 2 141; 16k 6 848 → 2 129) and the wall time of a process run by itself
+//! (straight-line 64k 191–221 → 151–174 ms, `perf stat -r 30`). But the timing tool runs each
+//! ptxc after a ptxas, and there (cause not found; `compact_stall` in `/proc/vmstat` did not
+//! grow) straight-line 64k took 358 ms with them against 169 ms without (and 207 ms with the glibc
+//! heap before), its system time 0.03–0.24 s from run to run; with huge pages only up to 32 or
+//! 64 MiB of each region, 265 and 294 ms. Straight-line 16k took 28.4 ms with them and 35.0
+//! without (40.1 before). The large regions alone (this allocator, 4 KiB pages) give the
+//! 64k kernel 26 558 page faults, as glibc's heap did.
 //!
-//! | input                       | page faults       | peak RSS           |
-//! |-----------------------------|-------------------|--------------------|
-//! | generated straight-line 64k | 26 860 → 2 141    | 112 → 117 MB       |
-//! | generated straight-line 16k | 6 848 → 2 129     | 32.1 → 36.2 MB     |
-//! | generated loops 64k         | 61 557 → 2 708    | 251 → 274 MB       |
-//! | pyptx `fa_ws_pingpong`      | 4 755 → 2 069     | 23.8 → 31.8 MB     |
-//! | zluda `_Z9vectorAdd…` (10k lines) | 892 → 911   | 8.3 → 8.7 MB       |
-//! | zluda `vector.ptx`          | 142 → 119         |                    |
-//!
-//! The kernel's share of straight-line 64k went from 74 to 48 ms (`system_time`, `perf stat -r
-//! 15`, twice, alternating, load ~10). On a quiet machine (load < 1, `perf stat -r 30`, three
-//! alternating rounds, 15:05): straight-line 64k 191–221 → 151–174 ms wall (kernel time 67–75 →
-//! 37–57 ms), 16k 43–46 → 28–31 ms; small zluda files (`vector`, `add`, `atom_cas`, `-r 100`)
-//! 1.5–2.2 → 1.2–1.7 ms, not slower. Peak memory grows (the table): huge pages are
-//! resident whole, and a freed large block is reused only by its class or a smaller one (glibc
-//! merges neighbouring free blocks; loops 64k: 110 MB in the large region against 88 MB in
-//! glibc's heap, and 135 MB before free blocks were split).
+//! A freed large block is reused only by its class or a smaller one (glibc merges neighbouring
+//! free blocks; loops 64k: 110 MB in the large region against 88 MB in glibc's heap, and 135 MB
+//! before free blocks were split).
 //!
 //! Only one thread uses the lists at a time: a thread takes them with an atomic flag, and a
 //! thread that finds them taken (ptxc compiles on one thread, so this does not happen in
@@ -77,11 +65,6 @@ pub const MAX_LARGE: usize = 1 << (MIN_LARGE_SHIFT as usize + LARGE_CLASSES - 1)
 const LARGE_ALIGN: usize = 4096;
 /// The address space reserved for each of the two regions (small blocks, large blocks).
 const REGION: usize = 1 << 30;
-/// The size of a transparent huge page, and the alignment of the reservation.
-const HUGE_PAGE: usize = 2 << 20;
-/// The first bytes of each region stay on 4 KiB pages: a small compile stays within them and
-/// does not pay for zeroing whole huge pages it barely uses.
-const SMALL_PAGES: usize = 4 << 20;
 
 /// A size-class allocator over one reservation of two regions, falling back to `System` (see the module).
 pub struct Arena {
@@ -218,11 +201,11 @@ impl Arena {
     }
 
     /// Reserves the address space (once; on failure the arena gives nothing): the small region,
-    /// then the large one, each on transparent huge pages past its first [`SMALL_PAGES`].
+    /// then the large one.
     #[cold]
     fn reserve(&self, lists: &mut Lists) {
         lists.reserved = true;
-        let len = 2 * REGION + HUGE_PAGE;
+        let len = 2 * REGION;
         // SAFETY: an anonymous private mapping at an address the kernel chooses.
         let raw = unsafe {
             libc::mmap(
@@ -237,19 +220,7 @@ impl Arena {
         if raw == libc::MAP_FAILED {
             return;
         }
-        // Huge pages need 2 MiB-aligned addresses.
-        let base = (raw as usize).next_multiple_of(HUGE_PAGE);
-        for region in [base, base + REGION] {
-            // SAFETY: advice on pages of the mapping above (a failure only loses the advice:
-            // the pages stay 4 KiB ones).
-            unsafe {
-                libc::madvise(
-                    (region + SMALL_PAGES) as *mut libc::c_void,
-                    REGION - SMALL_PAGES,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
+        let base = raw as usize;
         lists.next = base;
         lists.end_small = base + REGION;
         lists.next_large = base + REGION;

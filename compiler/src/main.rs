@@ -10,8 +10,7 @@
 #![no_main]
 
 /// Blocks of up to 256 MiB from size-class lists, the rest from glibc (`ptxc::arena`): a fifth
-/// of a small compile's instructions were glibc's `malloc` and `free`, and a large compile's
-/// memory on huge pages takes a twelfth of the page faults.
+/// of a small compile's instructions were glibc's `malloc` and `free`.
 #[global_allocator]
 static ALLOCATOR: ptxc::arena::Arena = ptxc::arena::Arena::new();
 
