@@ -265,15 +265,9 @@ fn wgmma_f16_is_hgmma() {
     }
 }
 
-/// An mbarrier ring indexed by the loop counter (pyptx/fa_ws_pingpong's producer loop):
-/// selection first takes the loop-header PHI of the address to be its value before the loop,
-/// finds that the loop changes it, and selects the function again with the address per thread
-/// (`[R+URZ]`, the form of `tests/sass-probes/ptx/mbarrier_vector.ptx`). ptxas keeps the loop
-/// counter in a uniform register (`ULEA UR7, UR5, UR6, 0x3; SYNCS.ARRIVE.TRANS64 RZ, [UR7],
-/// R3`), which ptxc does not yet do.
-#[test]
-fn mbarrier_ring_in_a_loop_is_per_thread() {
-    let text = r".version 8.7
+/// An mbarrier ring indexed by a loop counter (pyptx/fa_ws_pingpong's producer loop): `EXTRA`
+/// goes before the loop, `BODY` after the arrive on the ring's current barrier.
+const RING: &str = r".version 8.7
 .target sm_90a
 .address_size 64
 
@@ -283,6 +277,7 @@ fn mbarrier_ring_in_a_loop_is_per_thread() {
   .shared .align 8 .b64 bars[2];
   ld.param.u32 %r1, [n];
   mov.u32 %r2, bars;
+EXTRA
   mbarrier.init.shared.b64 [%r2], 1;
   mbarrier.init.shared.b64 [%r2+8], 1;
   mov.b32 %r3, 0;
@@ -292,7 +287,21 @@ $L_loop:
   shl.b32 %r6, %r5, 3;
   add.s32 %r7, %r2, %r6;
   mbarrier.arrive.expect_tx.shared.b64 _, [%r7], 16;
-  {
+BODY
+  ret;
+}
+";
+
+/// The ring of [`RING`] with a counter every thread increments: the counter is warp-uniform,
+/// and ptxc keeps it in a uniform register through the loop (`UIADD3 UR…, 0x1`, the ring's
+/// address `[UR]`), as ptxas does (`ULEA UR7, UR5, UR6, 0x3; SYNCS.ARRIVE.TRANS64 RZ, [UR7],
+/// R3`); the phase stays in a general register, as in ptxas's code
+/// (`lower/isel/loop_uniform.rs`).
+#[test]
+fn mbarrier_ring_in_a_loop_is_uniform() {
+    let text = &RING.replace("EXTRA\n", "").replace(
+        "BODY",
+        "  {
   .reg .pred complete;
   waitLoop:
   mbarrier.try_wait.parity.shared.b64 complete, [%r7], %r4;
@@ -301,10 +310,8 @@ $L_loop:
   xor.b32 %r4, %r4, %r5;
   add.s32 %r3, %r3, 1;
   setp.lt.s32 %p1, %r3, %r1;
-  @%p1 bra $L_loop;
-  ret;
-}
-";
+  @%p1 bra $L_loop;",
+    );
     let lines = ptxc_lines("ring.ptx", text);
     let on_ring: Vec<&String> = lines
         .iter()
@@ -337,41 +344,21 @@ $L_loop:
     );
 }
 
-/// The ring of [`mbarrier_ring_in_a_loop_is_uniform`] with the counter's increment skipped by
+/// The ring of [`RING`] with the counter's increment skipped by
 /// some threads (a branch on `%tid`): the counter differs between threads after it, so it is
 /// not kept in a uniform register and the ring's address stays per thread (`[R+URZ]`).
 #[test]
 fn mbarrier_ring_with_a_divergent_counter_is_per_thread() {
-    let text = r".version 8.7
-.target sm_90a
-.address_size 64
-
-.visible .entry ring(.param .u32 n)
-{
-  .reg .b32 %r<20>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bars[2];
-  ld.param.u32 %r1, [n];
-  mov.u32 %r2, bars;
-  mov.u32 %r9, %tid.x;
-  mbarrier.init.shared.b64 [%r2], 1;
-  mbarrier.init.shared.b64 [%r2+8], 1;
-  mov.b32 %r3, 0;
-  mov.b32 %r4, 0;
-$L_loop:
-  and.b32 %r5, %r3, 1;
-  shl.b32 %r6, %r5, 3;
-  add.s32 %r7, %r2, %r6;
-  mbarrier.arrive.expect_tx.shared.b64 _, [%r7], 16;
-  setp.lt.u32 %p2, %r9, 16;
+    let text = &RING.replace("EXTRA", "  mov.u32 %r9, %tid.x;").replace(
+        "BODY",
+        "  setp.lt.u32 %p2, %r9, 16;
   @%p2 bra $L_skip;
   add.s32 %r3, %r3, 1;
 $L_skip:
   add.s32 %r4, %r4, 1;
   setp.lt.s32 %p1, %r4, %r1;
-  @%p1 bra $L_loop;
-  ret;
-}
-";
+  @%p1 bra $L_loop;",
+    );
     let lines = ptxc_lines("ring_divergent.ptx", text);
     let arrive: Vec<&String> = lines
         .iter()

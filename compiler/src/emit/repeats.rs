@@ -153,15 +153,8 @@ fn operand(key: &mut Vec<u64>, o: &Operand) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emit::scoreboard::tests::code;
     use crate::target::sm90a::parse_instr;
-
-    fn code(lines: &[&str]) -> Vec<Instr> {
-        lines
-            .iter()
-            .enumerate()
-            .map(|(k, l)| parse_instr(l).unwrap().at(16 * k as u64))
-            .collect()
-    }
 
     #[test]
     fn equal_instructions_but_for_the_address_share() {

@@ -2605,11 +2605,13 @@ pub fn ctrl_text(c: &Ctrl) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::target::sm90a::parse_instr;
 
-    fn code(lines: &[&str]) -> Vec<Instr> {
+    /// Instructions parsed from their text, 16 bytes apart from address 0, no reuse flags (also
+    /// `emit/repeats.rs`'s tests).
+    pub(crate) fn code(lines: &[&str]) -> Vec<Instr> {
         lines
             .iter()
             .enumerate()
