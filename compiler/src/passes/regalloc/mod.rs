@@ -405,19 +405,25 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     // to the end) is the cheapest to spill; a short one read often (in a loop) the dearest.
     // An occurrence inside a loop counts `LOOP_WEIGHT` times per level of nesting (up to four),
     // so a value read in a loop weighs more than one read as often outside it.
-    let depth = loop_depths(&cfg);
-    let mut occurrences: Vec<u64> = vec![0; f.vregs.len()];
-    for (block, &d) in f.blocks.iter().zip(&depth) {
-        let w = LOOP_WEIGHT.pow(d.min(4));
-        for i in &block.insts {
-            for r in i.regs() {
-                if let Some(v) = r.reg.vreg() {
-                    occurrences[v.0 as usize] += w;
+    // The counts are made at the first spill choice: most functions spill nothing, and finding
+    // the loops asks the dominator tree once per edge (loop_16000: 130M instructions).
+    let occurrences: std::cell::OnceCell<Vec<u64>> = std::cell::OnceCell::new();
+    let weight = |v: VReg| -> u64 {
+        let occurrences = occurrences.get_or_init(|| {
+            let depth = loop_depths(&cfg);
+            let mut occurrences: Vec<u64> = vec![0; f.vregs.len()];
+            for (block, &d) in f.blocks.iter().zip(&depth) {
+                let w = LOOP_WEIGHT.pow(d.min(4));
+                for i in &block.insts {
+                    for r in i.regs() {
+                        if let Some(v) = r.reg.vreg() {
+                            occurrences[v.0 as usize] += w;
+                        }
+                    }
                 }
             }
-        }
-    }
-    let weight = |v: VReg| -> u64 {
+            occurrences
+        });
         let i = iv[v.0 as usize].expect("an allocated value has an interval");
         occurrences[v.0 as usize] * 1_000_000 / u64::from(i.end - i.start + 1)
     };
