@@ -3,7 +3,7 @@
 
 use ptxc::target::sm90a::sample::{Rng, sample};
 use ptxc::target::sm90a::tables::all;
-use ptxc::target::sm90a::{decode, encode, parse_instr, parse_listing};
+use ptxc::target::sm90a::{Encoded, decode, encode, encode_with_form, parse_instr, parse_listing};
 use ptxc_tests::{ptxc_bin, tempdir};
 use std::process::Command;
 
@@ -47,6 +47,15 @@ fn errors_name_what_is_wrong() {
         ("IMAD.MOV.U32 R1, R2, R3, R4", "`.MOV` does not apply"),
         ("LDG.E R1, [RZ.64+UR4]", "operand 2"),
         ("SHFL.IDX PT, R1, R2, 0x20, 0x1f", "does not fit in 5 bits"),
+        // A kind mismatch is spelled out only when it is reported (`encode::Unbound::Kind`).
+        (
+            "IADD3 R1, R2, 0.5, RZ",
+            "`IADD3`: operand 3 `0.5`: expected a register, found a float",
+        ),
+        (
+            "MOV R1, P0",
+            "`MOV`: operand 2 `P0`: expected a register, found a predicate",
+        ),
     ];
     let mut bad = Vec::new();
     for (text, want) in cases {
@@ -112,6 +121,36 @@ fn asm_check_reports_unknown_and_wrong_instructions() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `Encoded::new` passes over the forms that do not bind without building their error messages
+/// (a quiet search); it must still find the form and word the reported search finds
+/// (`encode_with_form`), and fail exactly when that fails.
+#[test]
+fn quiet_search_finds_the_reported_form() {
+    let mut compared = 0;
+    for (k, f) in all().iter().enumerate() {
+        for seed in 0..4u64 {
+            let Ok(i) = decode(sample(f, seed * 7919 + k as u64)) else {
+                continue;
+            };
+            match (Encoded::new(&i), encode_with_form(&i)) {
+                (Ok(e), Ok((form, word))) => {
+                    assert_eq!(e.form.id, form.id, "`{i}`");
+                    assert_eq!(e.word, word, "`{i}`");
+                    assert_eq!(e.with_ctrl(&i).ok(), Some(word), "`{i}`");
+                    compared += 1;
+                }
+                (Err(_), Err(_)) => {}
+                (e, r) => panic!(
+                    "`{i}`: quiet {:?}, reported {:?}",
+                    e.map(|e| e.word),
+                    r.map(|r| r.1)
+                ),
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
 }
 
 #[test]

@@ -77,7 +77,7 @@ pub fn encoding_reads_address(mnemonic: &str) -> bool {
 pub fn encode_with_form(instr: &Instr) -> Result<(&'static Form, [u64; 2]), EncodeError> {
     let t = tables();
     let ids = t.by_name(instr.mnemonic);
-    let opcode = OpcodeText(instr);
+    let opcode = OpcodeText::reported(instr);
     if ids.is_empty() {
         return Err(EncodeError::UnknownOpcode(instr.mnemonic.to_string()));
     }
@@ -125,11 +125,13 @@ impl Encoded {
     /// [`Encoded::with_ctrl`], so the result is always [`encode_with_form`]'s.
     pub fn new(instr: &Instr) -> Result<Encoded, EncodeError> {
         let t = tables();
-        let opcode = OpcodeText(instr);
+        // The forms that do not bind are passed over without a word of why: their errors are
+        // never shown (the full search below reports the best one when no form fits).
+        let quiet = OpcodeText::quiet(instr);
         for &id in t.by_name(instr.mnemonic) {
             let f = &t.forms[id];
-            if let Ok((w, reuse)) = bind_fields(f, instr, &opcode) {
-                if let Ok(word) = apply_ctrl(f, w, instr.ctrl, reuse, &opcode) {
+            if let Ok((w, reuse)) = bind_fields(f, instr, &quiet) {
+                if let Ok(word) = apply_ctrl(f, w, instr.ctrl, reuse, &quiet) {
                     return Ok(Encoded {
                         form: f,
                         word,
@@ -143,7 +145,7 @@ impl Encoded {
         // No form binds, or the first that binds refuses the control bits: the full search
         // (its error, or a later form).
         let (form, word) = encode_with_form(instr)?;
-        let reuse = bind_fields(form, instr, &opcode).map_or(0, |(_, r)| r);
+        let reuse = bind_fields(form, instr, &quiet).map_or(0, |(_, r)| r);
         Ok(Encoded {
             form,
             word,
@@ -163,7 +165,7 @@ impl Encoded {
             self.word,
             instr.ctrl,
             self.reuse,
-            &OpcodeText(instr),
+            &OpcodeText::reported(instr),
         )
         .or_else(|_| encode(instr))
     }
@@ -171,12 +173,36 @@ impl Encoded {
 
 /// The opcode with its modifiers (`LDG.E.64`), for error messages: built only when one is
 /// reported (building it for every instruction cost 6% of encoding).
+///
+/// A `quiet` search builds no message at all (an empty opcode, no operand text, no reason): it
+/// only asks whether a form binds. [`Encoded::new`] tries the forms of a mnemonic in order
+/// quietly: without the messages of the forms that did not fit, `Encoded::new` went from 14.7M
+/// to 8.4M of the 57.0M instructions of the emit stage of `pyptx/fa_ws_pingpong`
+/// (`docs/passes/scoreboard.md`, "Cost").
 #[derive(Clone, Copy)]
-struct OpcodeText<'a>(&'a Instr);
+struct OpcodeText<'a> {
+    instr: &'a Instr,
+    quiet: bool,
+}
 
-impl OpcodeText<'_> {
+impl<'a> OpcodeText<'a> {
+    fn reported(instr: &'a Instr) -> OpcodeText<'a> {
+        OpcodeText {
+            instr,
+            quiet: false,
+        }
+    }
+
+    fn quiet(instr: &'a Instr) -> OpcodeText<'a> {
+        OpcodeText { instr, quiet: true }
+    }
+
     fn text(&self) -> String {
-        self.0.opcode_text()
+        if self.quiet {
+            String::new()
+        } else {
+            self.instr.opcode_text()
+        }
     }
 }
 
@@ -256,7 +282,11 @@ fn bind_fields(f: &Form, instr: &Instr, opcode: &OpcodeText) -> Result<([u64; 2]
             &mut maxpos,
         )
     {
-        let modifier = instr.mods.get(maxpos).map(|s| s.to_string());
+        let modifier = instr
+            .mods
+            .get(maxpos)
+            .filter(|_| !opcode.quiet)
+            .map(|s| s.to_string());
         return Err((
             maxpos,
             EncodeError::UnknownModifier {
@@ -591,7 +621,19 @@ fn match_ops(
                     return true;
                 }
             }
-            Err(reason) => {
+            Err(_) if opcode.quiet => {}
+            Err(unbound) => {
+                let o = &instr.operands[oi];
+                let reason = match unbound {
+                    Unbound::Kind => {
+                        format!(
+                            "expected {}, found {}",
+                            spec_name(&spec.spec),
+                            kind_name(&o.kind)
+                        )
+                    }
+                    Unbound::Other(reason) => reason,
+                };
                 // A value that has the right kind but not the right range says more than a
                 // kind mismatch (of another form) at the same operand.
                 let prio = 2 * oi + usize::from(!reason.starts_with("expected "));
@@ -601,7 +643,7 @@ fn match_ops(
                     let e = EncodeError::BadOperand {
                         opcode: opcode.text(),
                         index: oi,
-                        operand: super::print::operand_text(&instr.operands[oi]),
+                        operand: super::print::operand_text(o),
                         reason,
                     };
                     *err = Some((prio, e));
@@ -684,15 +726,28 @@ fn spec_name(s: &Spec) -> &'static str {
     }
 }
 
+/// Why an operand does not bind to a slot: its kind is not the slot's (the usual failure of a
+/// form that does not fit; `match_ops` spells it out, `expected …, found …`, only when it
+/// reports it), or the reason.
+enum Unbound {
+    Kind,
+    Other(String),
+}
+
+impl From<String> for Unbound {
+    fn from(reason: String) -> Unbound {
+        Unbound::Other(reason)
+    }
+}
+
+impl From<&str> for Unbound {
+    fn from(reason: &str) -> Unbound {
+        Unbound::Other(reason.to_string())
+    }
+}
+
 /// Binds one operand to a slot; returns the reuse bits it sets.
-fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8, String> {
-    let mismatch = || {
-        format!(
-            "expected {}, found {}",
-            spec_name(&spec.spec),
-            kind_name(&o.kind)
-        )
-    };
+fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8, Unbound> {
     // Modifiers.
     let flag = |want: bool, bit: Option<u8>, what: &str, w: &mut [u64; 2]| -> Result<(), String> {
         match bit {
@@ -743,21 +798,23 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
                             .map(|(_, n)| format!(".{n}"))
                             .collect::<Vec<_>>()
                             .join(" ")
-                    ));
+                    )
+                    .into());
                 }
             },
-            (None, None) => return Err(format!("needs the suffix .{}", s.names[0].1)),
+            (None, None) => return Err(format!("needs the suffix .{}", s.names[0].1).into()),
         }
     }
     if si < o.suffix.len() {
-        return Err(format!("unexpected suffix `.{}`", o.suffix[si]));
+        return Err(format!("unexpected suffix `.{}`", o.suffix[si]).into());
     }
 
     if spec.nz && o.as_reg().is_some_and(|r| r.is_zero_or_true()) {
         return Err(format!(
             "{} is not allowed here",
             o.as_reg().map(|r| r.to_string()).unwrap_or_default()
-        ));
+        )
+        .into());
     }
     match (&spec.spec, &o.kind) {
         (Spec::Gpr(f), OperandKind::Reg(r)) if r.file == RegFile::Gpr => f.set(w, u64::from(r.num)),
@@ -789,7 +846,7 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
         (Spec::Imm { f, .. }, OperandKind::Int(v)) => {
             let v = if o.neg { v.wrapping_neg() } else { *v };
             if !fits_either(v, f.width()) {
-                return Err(format!("does not fit in {} bits", f.width()));
+                return Err(format!("does not fit in {} bits", f.width()).into());
             }
             f.set(w, v as u64)
         }
@@ -810,7 +867,7 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
                 OperandKind::FloatBits(g, b) if g == fmt => *b,
                 OperandKind::FloatBits(..) => return Err("float format mismatch".into()),
                 OperandKind::Int(v) if !o.neg && *v >= 0 && (*v as u64) <= f.max() => *v as u64,
-                _ => return Err(mismatch()),
+                _ => return Err(Unbound::Kind),
             };
             f.set(w, bits)
         }
@@ -839,7 +896,7 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
                     rf.set(w, u64::from(r.num));
                     *t
                 }
-                _ => return Err(mismatch()),
+                _ => return Err(Unbound::Kind),
             };
             let off = if *rel {
                 t.wrapping_sub(addr as i64).wrapping_sub(16)
@@ -848,7 +905,7 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
             };
             let s = i64::from(*scale);
             if off % s != 0 {
-                return Err(format!("target not a multiple of {scale}"));
+                return Err(format!("target not a multiple of {scale}").into());
             }
             let v = off / s;
             let ok = fits_signed(v, f.width()) || (!*rel && fits_either(v, f.width()));
@@ -865,12 +922,12 @@ fn bind_op(spec: &OpSpec, o: &Operand, addr: u64, w: &mut [u64; 2]) -> Result<u8
         (Spec::Enum { f, names }, OperandKind::Sym(s)) => {
             match names.iter().find(|(_, n)| n == s) {
                 Some((v, _)) => f.set(w, u64::from(*v)),
-                None => return Err(format!("`{s}` is not one of the keywords of this slot")),
+                None => return Err(format!("`{s}` is not one of the keywords of this slot").into()),
             }
         }
         (Spec::Lit(l), OperandKind::Sym(s)) if l == s => {}
         (Spec::SbSet(f), OperandKind::SbSet(m)) => f.set(w, u64::from(*m)),
-        _ => return Err(mismatch()),
+        _ => return Err(Unbound::Kind),
     }
     Ok(reuse)
 }
