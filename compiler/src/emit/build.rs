@@ -759,17 +759,18 @@ fn highest_gpr(f: &mir::Function) -> Option<u32> {
     let mut hi: Option<u32> = None;
     for b in &f.blocks {
         for i in &b.insts {
-            // The guard is among the registers (a predicate: never a GPR).
-            let regs = i.regs().map(|r| r.reg);
-            for r in regs {
-                if let mir::Reg::Phys { reg, count } = r
+            // The guard is among the registers (a predicate: never a GPR). Plain loops
+            // (`for_each_reg`): the chained iterators of `Inst::regs` cost 1.75M of the 171.5M
+            // instructions of compiling the straight-line 16k kernel.
+            i.for_each_reg(|r| {
+                if let mir::Reg::Phys { reg, count } = r.reg
                     && reg.class == RegClass::Gpr
                     && !reg.is_zero()
                 {
                     let top = u32::from(reg.num) + u32::from(count.max(1)) - 1;
                     hi = Some(hi.map_or(top, |h| h.max(top)));
                 }
-            }
+            });
         }
     }
     hi
