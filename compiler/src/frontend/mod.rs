@@ -21,16 +21,19 @@ use lexer::{LexError, Tok};
 
 /// Parses PTX source into an AST, or returns the first syntax error.
 ///
-/// The fast path parses the chained tokens ([`lexer::tokenize_chained`]) with its simple
-/// instruction lines already parsed ([`simple_instr::fold`]); when that fails for any reason,
+/// The fast path parses the chained tokens ([`lexer::tokenize_chained_with`]) with its simple
+/// instruction lines already parsed ([`simple_instr::Folder`], every few thousand tokens while
+/// they are lexed); when that fails for any reason,
 /// the plain tokens are parsed again ([`parse_plain`]) and their error is the diagnostic, so that
 /// a diagnostic never depends on the fast path.
 pub fn parse(src: &str) -> Result<Module, Diagnostic> {
-    if let Ok(mut tokens) = lexer::tokenize_chained(src) {
-        let mut folded = simple_instr::fold(&mut tokens);
-        if let Ok(m) = grammar::ModuleParser::new()
-            .parse(&mut folded, tokens.into_iter().map(Ok::<_, LexError>))
-        {
+    let mut folder = simple_instr::Folder::default();
+    if let Ok(mut tokens) = lexer::tokenize_chained_with(src, &mut |t| folder.fold(t)) {
+        folder.fold(&mut tokens);
+        if let Ok(m) = grammar::ModuleParser::new().parse(
+            &mut folder.folded,
+            tokens.into_iter().map(Ok::<_, LexError>),
+        ) {
             return Ok(m);
         }
     }
