@@ -77,10 +77,10 @@ impl Cx<'_> {
             return;
         }
         let (a, b) = (srcs[0], srcs[1]);
-        let slot = if self.from_twin_operand(&inst.ops[b].kind) {
+        let slot = if self.twin_derived_operand(&inst.ops[b].kind) {
             b
         } else if commutes
-            && self.from_twin_operand(&inst.ops[a].kind)
+            && self.twin_derived_operand(&inst.ops[a].kind)
             && matches!(inst.ops[b].kind, OpKind::Reg(_))
             && !inst.ops[a].abs
             && !inst.ops[b].abs
@@ -103,8 +103,8 @@ impl Cx<'_> {
     }
 
     /// Whether an operand is a one-word general register whose value is computed from uniform
-    /// twins ([`Cx::from_twin`]) and provably uniform ([`Cx::is_uniform`]).
-    fn from_twin_operand(&self, kind: &OpKind) -> bool {
+    /// twins ([`Cx::twin_derived`]) and provably uniform ([`Cx::is_uniform`]).
+    fn twin_derived_operand(&self, kind: &OpKind) -> bool {
         let OpKind::Reg(r) = kind else {
             return false;
         };
@@ -119,13 +119,13 @@ impl Cx<'_> {
         let info = self.f.vreg(vreg);
         info.class == RegClass::Gpr
             && info.words == 1
-            && self.from_twin(vreg, 0)
+            && self.twin_derived(vreg, 0)
             && self.is_uniform(r.reg)
     }
 
     /// Whether `v`'s definition reads a uniform register, directly or through the definitions
     /// of the values it reads (the `MOV R, UR` of a twin's read at the bottom).
-    fn from_twin(&self, v: VReg, depth: u32) -> bool {
+    fn twin_derived(&self, v: VReg, depth: u32) -> bool {
         if depth > 16 {
             return false;
         }
@@ -134,7 +134,7 @@ impl Cx<'_> {
         };
         def.ops.iter().any(|o| match &o.kind {
             OpKind::Reg(r) if !r.def => r.reg.vreg().is_some_and(|s| {
-                self.f.vreg(s).class == RegClass::Ugpr || self.from_twin(s, depth + 1)
+                self.f.vreg(s).class == RegClass::Ugpr || self.twin_derived(s, depth + 1)
             }),
             _ => false,
         })
