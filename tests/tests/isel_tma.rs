@@ -342,6 +342,104 @@ fn mbarrier_ring_in_a_loop_is_uniform() {
             .any(|l| l.starts_with("LOP3.LUT R") && l.contains("0x3c")),
         "{lines:#?}"
     );
+    // The loop's compare reads the counter's uniform register itself, its operands exchanged
+    // (ptxas: `ISETP.LE.AND P0, PT, R4, UR4, PT` on the same loop in
+    // `docs/passes/examples/shfl_broadcast.ptx`), not a `MOV R, UR` copy
+    // (`lower/isel/ur_operands.rs`).
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("ISETP.GT.AND P") && l.contains(", UR")),
+        "{lines:#?}"
+    );
+}
+
+/// The ring of [`RING`] in the branch of a `shfl.sync.idx` broadcast of the warp's number
+/// (pyptx `fa_ws_pingpong`'s warp-specialised roles): every thread of the warp takes the same
+/// way, so the counter is still warp-uniform and kept in a uniform register, as ptxas 13.1
+/// does on `docs/passes/examples/shfl_broadcast.ptx` (`UIADD3 UR4, UR4, 0x1, URZ; ULEA UR7,
+/// UR5, UR6, 0x3; SYNCS.ARRIVE.TRANS64 RZ, [UR7], R3`). A partial member mask, a lane from
+/// `%tid` or a split warp (`c` = `0x1c1f`) make the branch divergent again, and the ring's
+/// address per thread (`[R+URZ]`).
+#[test]
+fn mbarrier_ring_under_a_shfl_broadcast_branch_is_uniform() {
+    let text =
+        std::fs::read_to_string(workspace_root().join("docs/passes/examples/shfl_broadcast.ptx"))
+            .expect("the probe exists");
+    let shfl = "shfl.sync.idx.b32 %r11, %r10, 0, 31, -1;";
+    assert!(text.contains(shfl));
+    let arrive = |lines: &[String]| -> String {
+        let a: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains("SYNCS.ARRIVE"))
+            .collect();
+        assert_eq!(a.len(), 1, "{lines:#?}");
+        a[0].clone()
+    };
+    let lines = ptxc_lines("shfl_broadcast.ptx", &text);
+    let a = arrive(&lines);
+    assert!(a.contains(", [UR") && !a.contains("+URZ]"), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("UIADD3 UR") && l.ends_with(", 0x1, URZ")),
+        "{lines:#?}"
+    );
+    if let Some(reference) =
+        ptxas_lines(&workspace_root().join("docs/passes/examples/shfl_broadcast.ptx"))
+    {
+        let a = arrive(&reference);
+        assert!(
+            a.contains(", [UR") && !a.contains("+URZ]"),
+            "{reference:#?}"
+        );
+    }
+    for other in [
+        "shfl.sync.idx.b32 %r11, %r10, 0, 31, 0xffff;",
+        "shfl.sync.idx.b32 %r11, %r10, %r9, 31, -1;",
+        "shfl.sync.idx.b32 %r11, %r10, 0, 0x1c1f, -1;",
+    ] {
+        let lines = ptxc_lines("shfl_other.ptx", &text.replace(shfl, other));
+        assert!(arrive(&lines).contains("+URZ]"), "{other}\n{lines:#?}");
+    }
+}
+
+/// pyptx `matmul_tma_v33`: the per-thread reads of its uniform twins (pipeline stages, the
+/// phase flip) read the `UR` as an ALU operand (`IADD3 R, R, UR, RZ`, `LOP3.LUT R, R, UR, RZ,
+/// 0x3c`) where ptxc used to copy it with `MOV R, UR` first (12 copies, 1 136 instructions;
+/// `lower/isel/ur_operands.rs`). ptxas 13.1 has no `MOV R, UR` and no `R2UR` there.
+#[test]
+fn matmul_tma_v33_reads_uniform_twins_as_operands() {
+    let path = ptxc_tests::shared_dir().join("corpus/pyptx/pyptx__matmul_tma_v33_sm90a.ptx");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("note: {} is not there; skipped", path.display());
+        return;
+    };
+    let lines = ptxc_lines("matmul_tma_v33.ptx", &text);
+    let count = |f: &dyn Fn(&String) -> bool| lines.iter().filter(|l| f(l)).count();
+    let copies = count(&|l| l.starts_with("MOV R") && l.contains(", UR"));
+    let r2ur = count(&|l| l.contains("R2UR"));
+    // The five copies left are of constant twins read in blocks sealed after the read.
+    assert!(copies <= 5, "{copies} MOV R, UR\n{lines:#?}");
+    assert!(r2ur <= 15, "{r2ur} R2UR");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("LOP3.LUT R") && l.contains(", UR") && l.contains("0x3c")),
+        "{lines:#?}"
+    );
+    assert!(
+        count(&|l| l.starts_with("IADD3 R") && l.contains(", UR") && l.ends_with(", RZ")) >= 3,
+        "{lines:#?}"
+    );
+    if let Some(reference) = ptxas_lines(&path) {
+        assert!(
+            !reference
+                .iter()
+                .any(|l| l.starts_with("MOV R") && l.contains(", UR"))
+        );
+        assert!(!reference.iter().any(|l| l.contains("R2UR")));
+    }
 }
 
 /// The ring of [`RING`] with the counter's increment skipped by

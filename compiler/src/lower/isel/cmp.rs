@@ -49,7 +49,7 @@ fn fcmp(m: &str) -> Option<&'static str> {
 }
 
 /// The comparison with its operands swapped.
-fn swapped(c: &'static str) -> &'static str {
+pub(super) fn swapped(c: &'static str) -> &'static str {
     match c {
         "LT" => "GT",
         "GT" => "LT",

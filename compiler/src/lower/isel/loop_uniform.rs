@@ -265,6 +265,9 @@ fn uniform_def(scopes: &PlanView<'_>, d: &Def<'_>, uniform: &FxHashSet<Var>) -> 
         return false;
     }
     let mods: Vec<&str> = ins.modifiers.iter().map(|m| m.text.as_str()).collect();
+    if op == "shfl" {
+        return shfl_broadcast(scopes, d, &mods, uniform);
+    }
     let int_type = |m: &str| {
         matches!(
             m,
@@ -324,6 +327,44 @@ fn uniform_def(scopes: &PlanView<'_>, d: &Def<'_>, uniform: &FxHashSet<Var>) -> 
         }),
         _ => false,
     })
+}
+
+/// Whether a `shfl.sync.idx.b32 d, a, lane, c, mask` broadcasts one thread's `a` to the whole
+/// warp: every thread takes part (`mask` is the constant `0xffffffff`), the warp is one segment
+/// (`c`'s segment mask, bits 12:8, is zero: `c` is `31`) and `lane` is an immediate or a
+/// register in `uniform`. Its value is then the same in every thread whatever `a` is
+/// (pyptx `fa_ws_pingpong`: `shfl.sync.idx.b32 %r3, %r2, 0, 31, -1` of `%tid.x >> 5`, the
+/// warp's number, whose branch `setp.lt.u32 %p1, %r3, 4; @%p1 bra` splits the kernel's
+/// warp-specialised roles). ptxas 13.1 keeps a loop counter under such a branch in `UR`
+/// (`docs/passes/examples/shfl_broadcast.ptx`: `UIADD3 UR4, UR4, 0x1, URZ; ULEA UR7, UR5,
+/// UR6, 0x3; SYNCS.ARRIVE.TRANS64 RZ, [UR7], R3` after `SHFL.IDX PT, R0, R0, RZ, 0x1f;
+/// ISETP.GE.U32.AND P0, PT, R0, 0x4, PT; @!P0 EXIT`). The value itself has no uniform-datapath
+/// form (no `USHFL`): a twin that needs it fails to be rebuilt and is refused
+/// (`Cx::write_shadows`); what it gives here is the branches on it that are not divergent.
+fn shfl_broadcast(
+    scopes: &PlanView<'_>,
+    d: &Def<'_>,
+    mods: &[&str],
+    uniform: &FxHashSet<Var>,
+) -> bool {
+    let konst = |o: &ast::Operand| match o {
+        ast::Operand::Expr(e) => crate::frontend::check::eval_const(e),
+        _ => None,
+    };
+    let [_, _, lane, c, mask] = &d.ins.operands[..] else {
+        return false;
+    };
+    let lane_ok = match lane {
+        ast::Operand::Expr(Expr::Name { name, .. }) => scopes
+            .reg(d.scope, &name.text)
+            .is_some_and(|(v, _)| uniform.contains(&v)),
+        o => konst(o).is_some(),
+    };
+    mods.contains(&".sync")
+        && mods.contains(&".idx")
+        && lane_ok
+        && konst(c).is_some_and(|c| (c >> 8) & 0x1f == 0)
+        && konst(mask).is_some_and(|m| m & 0xffff_ffff == 0xffff_ffff)
 }
 
 /// The successors of a planned block; a block that leaves the function has none.

@@ -26,6 +26,7 @@ mod sreg;
 mod tensormap;
 mod texture;
 mod uniform;
+mod ur_operands;
 mod warp;
 mod wgmma;
 
@@ -683,7 +684,10 @@ impl Cx<'_> {
     }
 
     /// Appends to the current block, remembering the instruction that defines each vreg.
-    fn push(&mut self, inst: Inst) {
+    fn push(&mut self, mut inst: Inst) {
+        if !self.shadow.is_empty() {
+            self.read_ur_operands(&mut inst);
+        }
         inst.for_each_reg(|r| {
             if r.def {
                 if let Some(v) = r.reg.vreg() {
@@ -875,13 +879,23 @@ impl Cx<'_> {
         if let Some(&twin) = self.shadow.get(&var) {
             let u = self.ssa.read(self.f, twin, self.cur);
             let r = self.new_vreg(RegClass::Gpr, 1);
+            // A twin whose value here is a constant (`UMOV UR6, 0x80` of `mov.b32 %r598, 128`
+            // before the loop) is read as that constant, which the consumer may fold as it
+            // folds any register moved from an immediate (`const_of`): pyptx
+            // `matmul_tma_v33`'s `tensormap.replace … box_dim …, %r598` becomes one `LOP3.LUT`
+            // with the field as an immediate, not `MOV R, UR; IADD3; LOP3.LUT`.
+            let src = match self
+                .def_of
+                .inst(u)
+                .map(|d| (d.mnemonic, d.guard.is_none(), &d.ops[..]))
+            {
+                Some(("UMOV", true, [_, k])) if matches!(k.kind, OpKind::Int(_)) => k.clone(),
+                _ => Operand::use_(Reg::whole(u, 1)),
+            };
             self.emit_unguarded(Inst::new(
                 "MOV",
                 &[],
-                vec![
-                    Operand::def(Reg::whole(r, 1)),
-                    Operand::use_(Reg::whole(u, 1)),
-                ],
+                vec![Operand::def(Reg::whole(r, 1)), src],
             ));
             self.uniform_cache.insert(r, u);
             return Reg::whole(r, 1);

@@ -48,11 +48,14 @@ fn uniform_mnemonic(m: &str) -> Option<&'static str> {
 /// uniform twins above ([`Cx::uniform_of`], [`Cx::is_uniform`]), `MOV` (`const_of`), `LDC`
 /// (`cbank_word`), `PLOP3` (`const_pred`), `MOV`/`COPY` (`split_tuple`), `LD`/`LDG`/`LDS`
 /// (`uniform_load_here`), `PHI` (`is_uniform_every_def`), `ELECT`/`PLOP3`/`ISETP`/`FSETP`
-/// (`elected_pred`) — and each answers "no" for any other mnemonic. A question about another
-/// mnemonic must be added here.
+/// (`elected_pred`), `UMOV` (a twin's constant value, [`Cx::read_var`]) — and each answers
+/// "no" for any other mnemonic. A question about another mnemonic must be added here.
 fn kept_def(m: &str) -> bool {
     uniform_mnemonic(m).is_some()
-        || matches!(m, "COPY" | "LD" | "LDG" | "LDS" | "PHI" | "ELECT" | "FSETP")
+        || matches!(
+            m,
+            "COPY" | "LD" | "LDG" | "LDS" | "PHI" | "ELECT" | "FSETP" | "UMOV"
+        )
 }
 
 /// The first instruction that defines each virtual register, so that a value can be recomputed
