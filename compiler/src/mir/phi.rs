@@ -6,7 +6,6 @@
 //! every `PHI` that merged it with its own argument.
 
 use super::{Function, OpKind, Reg, VReg};
-use rustc_hash::FxHashMap;
 
 /// Removes trivial `PHI`s until none is left, renaming their uses. Returns whether any went.
 pub fn remove_trivial_phis(f: &mut Function) -> bool {
@@ -14,10 +13,18 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
     if !f.blocks.iter().any(|b| b.insts.iter().any(|i| i.is_phi())) {
         return false;
     }
-    let mut alias: FxHashMap<VReg, VReg> = FxHashMap::default();
-    fn resolve(alias: &FxHashMap<VReg, VReg>, mut v: VReg) -> VReg {
-        while let Some(&n) = alias.get(&v) {
-            v = n;
+    // The value each removed `PHI` stands for, by vreg number (`NONE`: not removed): a table,
+    // not a hash map, since every register of the function is looked up in it once more
+    // below (callgrind, 1000 loops of 16 instructions: 25.0M instructions of 468.9M in this
+    // function with the map).
+    const NONE: u32 = u32::MAX;
+    let mut alias: Vec<u32> = vec![NONE; f.vregs.len()];
+    let mut any = false;
+    fn resolve(alias: &[u32], mut v: VReg) -> VReg {
+        while let Some(&n) = alias.get(v.0 as usize)
+            && n != NONE
+        {
+            v = VReg(n);
         }
         v
     }
@@ -46,7 +53,11 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
                 }
                 match same {
                     Some(v) => {
-                        alias.insert(me, v);
+                        if alias.len() <= me.0 as usize {
+                            alias.resize(me.0 as usize + 1, NONE);
+                        }
+                        alias[me.0 as usize] = v.0;
+                        any = true;
                         changed = true;
                         false
                     }
@@ -59,7 +70,7 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
             break;
         }
     }
-    if alias.is_empty() {
+    if !any {
         return false;
     }
     for block in &mut f.blocks {
