@@ -260,7 +260,7 @@ pub enum OpKind {
 }
 
 /// An operand with nvdisasm's decorations.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Operand {
     pub kind: OpKind,
     /// `-x`
@@ -271,6 +271,30 @@ pub struct Operand {
     pub not: bool,
     /// `.X`, `.H1`, `.B1`, … after the operand.
     pub suffix: Vec<&'static str>,
+}
+
+/// As derived, with the common case first: a register operand without suffixes is copied
+/// field by field, where the derived clone matched on the kind and copied the (empty) suffix
+/// list through the allocator's `memcpy` (selection keeps a copy of many instructions,
+/// `lower/isel/uniform.rs` `FirstDefs`).
+impl Clone for Operand {
+    #[inline]
+    fn clone(&self) -> Operand {
+        Operand {
+            kind: match &self.kind {
+                OpKind::Reg(r) => OpKind::Reg(*r),
+                other => other.clone(),
+            },
+            neg: self.neg,
+            abs: self.abs,
+            not: self.not,
+            suffix: if self.suffix.is_empty() {
+                Vec::new()
+            } else {
+                self.suffix.clone()
+            },
+        }
+    }
 }
 
 impl Operand {
