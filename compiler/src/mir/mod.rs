@@ -904,3 +904,34 @@ impl Function {
 pub struct Module {
     pub functions: Vec<Function>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-written `Operand::clone` copies every field of every kind of operand: the
+    /// register fast path, decorations, suffixes, and the kinds that own heap data.
+    #[test]
+    fn sisel2_operand_clone_copies_every_field() {
+        let r = Reg::whole(VReg(7), 2);
+        let mut decorated = Operand::use_(r);
+        decorated.neg = true;
+        decorated.abs = true;
+        decorated.not = true;
+        decorated.suffix = vec!["H1", "X"];
+        let operands = [
+            Operand::def(r),
+            decorated,
+            Operand::imm(-5),
+            Operand::new(OpKind::Mem {
+                prefix: MemPrefix::Desc(Reg::whole(VReg(3), 2)),
+                terms: vec![MemTerm::Reg(r, Some("64")), MemTerm::Imm(16)],
+            }),
+            Operand::new(OpKind::Func("callee".into())),
+            Operand::new(OpKind::PhiArg(BlockId(2), r)),
+        ];
+        for o in &operands {
+            assert_eq!(&o.clone(), o);
+        }
+    }
+}

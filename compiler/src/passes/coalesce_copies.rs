@@ -449,8 +449,9 @@ fn set_words(bits: &mut [u64], ws: std::ops::Range<usize>) {
     if ws.is_empty() {
         return;
     }
-    for k in ws.start / 64..=(ws.end - 1) / 64 {
-        bits[k] |= chunk_mask(&ws, k);
+    let first = ws.start / 64;
+    for (k, b) in (first..).zip(&mut bits[first..=(ws.end - 1) / 64]) {
+        *b |= chunk_mask(&ws, k);
     }
 }
 
@@ -459,7 +460,51 @@ fn clear_words(bits: &mut [u64], ws: std::ops::Range<usize>) {
     if ws.is_empty() {
         return;
     }
-    for k in ws.start / 64..=(ws.end - 1) / 64 {
-        bits[k] &= !chunk_mask(&ws, k);
+    let first = ws.start / 64;
+    for (k, b) in (first..).zip(&mut bits[first..=(ws.end - 1) / 64]) {
+        *b &= !chunk_mask(&ws, k);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `set_words`/`clear_words` change exactly the bits of the range, 64 at a time, as
+    /// the bit-by-bit loops they replaced did: ranges inside one 64-bit word, ending on a word
+    /// boundary, spanning several words (a 64-word accumulator at an odd offset), and empty.
+    #[test]
+    fn sisel2_word_ranges_match_bit_by_bit() {
+        let empty = std::ops::Range { start: 70, end: 70 };
+        let ranges = [
+            0..1,
+            3..9,
+            60..64,
+            63..65,
+            64..128,
+            5..133,
+            empty,
+            0..192,
+            127..128,
+        ];
+        for r in ranges {
+            let mut set = vec![0u64; 3];
+            let mut cleared = vec![u64::MAX; 3];
+            set_words(&mut set, r.clone());
+            clear_words(&mut cleared, r.clone());
+            for w in 0..192 {
+                let inside = r.contains(&w);
+                assert_eq!(
+                    (set[w / 64] >> (w % 64)) & 1 == 1,
+                    inside,
+                    "set {r:?} bit {w}"
+                );
+                assert_eq!(
+                    (cleared[w / 64] >> (w % 64)) & 1 == 0,
+                    inside,
+                    "clear {r:?} bit {w}"
+                );
+            }
+        }
     }
 }
