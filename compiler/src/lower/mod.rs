@@ -1067,7 +1067,7 @@ fn declare_regs(p: &mut Plan<'_>, scope: usize, attrs: &[ast::Attr], d: &Declara
                 p.ssa.new_var(VarInfo {
                     class,
                     words: words * vector as u8,
-                    name: format!("{}{i}", d.name.text),
+                    name: format!("{}{i}", d.name.text).into(),
                 });
             }
             p.scopes[scope]
@@ -1079,7 +1079,7 @@ fn declare_regs(p: &mut Plan<'_>, scope: usize, attrs: &[ast::Attr], d: &Declara
             let var = p.ssa.new_var(VarInfo {
                 class,
                 words: words * vector as u8,
-                name: d.name.text.to_string(),
+                name: d.name.text.as_str().into(),
             });
             p.scopes[scope]
                 .regs

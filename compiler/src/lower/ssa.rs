@@ -21,7 +21,9 @@ pub struct Var(pub u32);
 pub struct VarInfo {
     pub class: RegClass,
     pub words: u8,
-    pub name: String,
+    /// The PTX register's name, shared with every value made of it ([`crate::mir::VRegInfo`]'s
+    /// hint).
+    pub name: std::sync::Arc<str>,
 }
 
 pub struct SsaBuilder {
@@ -144,10 +146,15 @@ impl SsaBuilder {
     fn place_phi(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
         let v = self.new_value(f, var);
         let words = self.var(var).words;
-        f.block_mut(block).insts.insert(
-            0,
-            Inst::new("PHI", &[], vec![Operand::def(Reg::whole(v, words))]),
-        );
+        // Room for an argument per predecessor, which `fill_phi` adds: a list made for the
+        // result alone was grown once per PHI (callgrind, 1000 loops of 16 instructions: 9.0M
+        // instructions of 468.9M in the reallocations).
+        let npreds = self.preds.get(block.0 as usize).map_or(0, Vec::len);
+        let mut ops = Vec::with_capacity(1 + npreds);
+        ops.push(Operand::def(Reg::whole(v, words)));
+        f.block_mut(block)
+            .insts
+            .insert(0, Inst::new("PHI", &[], ops));
         let n = self.phis_in.entry(block).or_default();
         self.phis.insert(v, (block, var, *n));
         *n += 1;

@@ -431,7 +431,7 @@ impl Cx<'_> {
 
     /// The SSA variable of the carry flag `CC.CF`.
     pub(super) fn a_cc(&mut self) -> Var {
-        if let Some(i) = self.ssa.vars.iter().rposition(|v| v.name == CC_NAME) {
+        if let Some(i) = self.ssa.vars.iter().rposition(|v| &*v.name == CC_NAME) {
             return Var(i as u32);
         }
         self.ssa.new_var(VarInfo {

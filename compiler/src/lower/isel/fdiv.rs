@@ -32,7 +32,7 @@ impl Cx<'_> {
         self.ssa.new_var(VarInfo {
             class: RegClass::Gpr,
             words: 1,
-            name: format!("%fdiv.{name}"),
+            name: format!("%fdiv.{name}").into(),
         })
     }
 
@@ -594,7 +594,7 @@ impl Cx<'_> {
         self.ssa.new_var(VarInfo {
             class: RegClass::Gpr,
             words: 2,
-            name: format!("%fdiv.{name}"),
+            name: format!("%fdiv.{name}").into(),
         })
     }
 

@@ -928,7 +928,7 @@ impl Cx<'_> {
             let twin = self.ssa.new_var(VarInfo {
                 class: RegClass::Ugpr,
                 words: 1,
-                name,
+                name: name.into(),
             });
             self.shadow.insert(x, twin);
         }
