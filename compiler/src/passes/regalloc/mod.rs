@@ -4,7 +4,10 @@
 //! 1. **Intervals.** Instructions are numbered in layout order (reads at `2k`, writes at
 //!    `2k+1`). A virtual register's interval is the smallest range covering every point where
 //!    it is live (from the liveness dataflow), its definitions and its uses: one range, no
-//!    holes, so intervals overlap whenever the values might be live together.
+//!    holes, so intervals overlap whenever the values might be live together. When that scan
+//!    spills, the allocation is made again with *lifetime holes* ([`live_ranges`]): a
+//!    register whose holder is dead wherever a new value lives is lent to it ([`Overlap`]),
+//!    and the allocation with fewer spill bytes is kept ([`allocate`]).
 //! 2. **Scan.** Per register file, intervals in order of start; an interval takes the lowest
 //!    free register (an aligned pair or quad for multi-word values), preferring the register of
 //!    a value it is copied from or to, so the copy disappears. `R1` is never given out: it is
@@ -2362,6 +2365,98 @@ mod tests {
 
     /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
     /// definition and per use (before, one `STL.128` stored only its first four words).
+    /// A diamond laid out `entry, then, else, join`: `a` is read on the `then` side, `b1` and
+    /// `b2` on the `else` side, and `then` defines three values read together with `a`. The
+    /// intervals of `b1` and `b2` run from the entry to the `else` block, over `then`, where
+    /// they are dead.
+    fn diamond(max_regs: u32) -> (Function, [VReg; 6]) {
+        let mut f = Function::new("diamond", true);
+        f.max_regs = max_regs;
+        f.ssa = false;
+        let (then, other, join) = (f.new_block(None), f.new_block(None), f.new_block(None));
+        let v: [VReg; 6] = std::array::from_fn(|_| f.new_vreg(RegClass::Gpr, 1, None));
+        let [a, b1, b2, c1, c2, c3] = v;
+        let one = |m: &'static str, r: Operand| Inst::new(m, &[], vec![r, Operand::imm(1)]);
+        let p0 = Reg::phys(PReg {
+            class: RegClass::Pred,
+            num: 0,
+        });
+        let bra = |t: BlockId| Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(t))]);
+        let entry = &mut f.block_mut(ENTRY).insts;
+        for x in [b1, b2, a] {
+            entry.push(one("DEF", Operand::def(Reg::whole(x, 1))));
+        }
+        entry.push(bra(other).guarded(p0, false));
+        f.block_mut(ENTRY).fallthrough = Some(then);
+        let side = &mut f.block_mut(then).insts;
+        for x in [c1, c2, c3] {
+            side.push(one("DEF", Operand::def(Reg::whole(x, 1))));
+        }
+        for x in [a, c1, c2, c3] {
+            side.push(one("READ", Operand::use_(Reg::whole(x, 1))));
+        }
+        side.push(bra(join));
+        for x in [b1, b2] {
+            let read = one("READ", Operand::use_(Reg::whole(x, 1)));
+            f.block_mut(other).insts.push(read);
+        }
+        f.block_mut(other).fallthrough = Some(join);
+        f.block_mut(join).insts.push(Inst::new("EXIT", &[], vec![]));
+        (f, v)
+    }
+
+    #[test]
+    fn a_value_in_a_hole_lends_its_register() {
+        // Without holes `c1` cannot take `b1`'s or `b2`'s register; with holes the values of
+        // the `then` side take them, since `b1` and `b2` are dead there.
+        let (f, [_, b1, b2, c1, c2, c3]) = diamond(255);
+        let reg = |a: &[Option<PReg>], v: VReg| a[v.0 as usize].unwrap().num;
+        let plain = scan(&f, false).unwrap().unwrap();
+        let holed = scan(&f, true).unwrap().unwrap();
+        let (bs_plain, bs_holed) = (
+            [reg(&plain, b1), reg(&plain, b2)],
+            [reg(&holed, b1), reg(&holed, b2)],
+        );
+        assert!(
+            [c1, c2, c3]
+                .iter()
+                .all(|&c| !bs_plain.contains(&reg(&plain, c))),
+            "{plain:?}"
+        );
+        assert!(bs_holed.contains(&reg(&holed, c1)), "{holed:?}");
+        assert!(bs_holed.contains(&reg(&holed, c2)), "{holed:?}");
+        for assignment in [plain, holed] {
+            let a = Allocation {
+                assignment,
+                ..Allocation::default()
+            };
+            checker::check(&f, &a).unwrap();
+        }
+        // The live ranges: `b1` from its definition to the end of the entry block, and in the
+        // `else` block; nothing in `then`.
+        let cfg = Cfg::new(&f);
+        let live = Liveness::compute(&f, &cfg);
+        let ranges = live_ranges(&f, &live, &numbering(&f, &cfg, false));
+        assert_eq!(
+            ranges[b1.0 as usize].len(),
+            2,
+            "{:?}",
+            ranges[b1.0 as usize]
+        );
+    }
+
+    #[test]
+    fn a_function_that_spills_without_holes_fits_with_them() {
+        // Under `.maxnreg 7` (R0, R2-R4): `a` and the three values of the `then` side fit, but
+        // not with `b1` and `b2` held over `then` as well.
+        let (mut f, _) = diamond(7);
+        assert!(scan(&f, false).unwrap().is_err(), "the plain scan spills");
+        let a = allocate(&mut f).unwrap();
+        assert_eq!(a.spill_bytes, 0);
+        assert!(a.shared_in_holes);
+        checker::check(&f, &a).unwrap();
+    }
+
     #[test]
     fn a_fragmented_file_makes_room_for_a_tuple_by_moving_values() {
         // Under `.maxnreg 32` (R0-R29): twenty values take R0, R2-R20; the ten defined at even
