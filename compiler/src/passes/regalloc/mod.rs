@@ -785,8 +785,9 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
                     };
                     let mut without = FreeSet { bits: open.bits };
                     let at = usize::from(p.num);
-                    for r in at..at + usize::from(f.vreg(v).words) {
-                        if owner[r]
+                    let span = at..at + usize::from(f.vreg(v).words);
+                    for (holders, r) in owner[span.clone()].iter().zip(span) {
+                        if holders
                             .iter()
                             .all(|&(_, o)| o == v || !overlap.intersects(o, cur.vreg))
                         {
