@@ -143,12 +143,15 @@ fn pyptx_matmul_accumulators_share_their_copies_registers() {
 /// uniform registers, as ptxas keeps them, 440 B (784 B, 1 692 B); recomputing the entry values
 /// (`remat`: the `LDC`s of parameters, `S2R SR_TID.X`, the shared window's base) instead of
 /// reloading them, 392 B (740 B, 1 428 B); occurrences in loops weighing 4× per level, 376 B
-/// (716 B, 1 372 B). ptxas spills nothing. Ceiling: the frame reached.
+/// (716 B, 1 372 B). Intervals without holes held each consumer warpgroup's values through
+/// the other consumer's region (289 words overlapping at the worst point, 217 live); lending
+/// registers across lifetime holes when the plain scan spills leaves no spill at all, as with
+/// ptxas.
 #[test]
-fn pyptx_fa_ws_pingpong_spills_by_weight_and_moves_values_for_its_accumulators() {
+fn pyptx_fa_ws_pingpong_does_not_spill() {
     let name = "pyptx__fa_ws_pingpong_sm90a.ptx";
     let Some(k) = pyptx_kernel(name) else { return };
-    assert!(k.frame <= 376, "{name}: {k:?}");
+    assert_eq!(k.frame, 0, "{name}: {k:?}");
     assert_eq!(k.registers, 168, "{name}: {k:?}");
 }
 

@@ -4,7 +4,10 @@
 //! 1. **Intervals.** Instructions are numbered in layout order (reads at `2k`, writes at
 //!    `2k+1`). A virtual register's interval is the smallest range covering every point where
 //!    it is live (from the liveness dataflow), its definitions and its uses: one range, no
-//!    holes, so intervals overlap whenever the values might be live together.
+//!    holes, so intervals overlap whenever the values might be live together. When that scan
+//!    spills, the allocation is made again with *lifetime holes* ([`live_ranges`]): a
+//!    register whose holder is dead wherever a new value lives is lent to it ([`Overlap`]),
+//!    and the allocation with fewer spill bytes is kept ([`allocate`]).
 //! 2. **Scan.** Per register file, intervals in order of start; an interval takes the lowest
 //!    free register (an aligned pair or quad for multi-word values), preferring the register of
 //!    a value it is copied from or to, so the copy disappears. `R1` is never given out: it is
@@ -68,6 +71,7 @@ impl Pass for RegAlloc {
         // So are functions under `setmaxnreg`, whose per-region limits the checker also checks.
         if cfg!(debug_assertions)
             || result.spill_bytes > 0
+            || result.shared_in_holes
             || limits::has_setmaxnreg(f)
             || std::env::var_os("PTXC_CHECK_REGALLOC").is_some()
         {
@@ -97,6 +101,9 @@ pub struct Allocation {
     pub smem_row: Option<VReg>,
     /// Slot index of every value spilled to shared memory.
     pub smem_slots: FxHashMap<VReg, u32>,
+    /// Whether the allocation lends registers across lifetime holes ([`allocate`]); the
+    /// checker then runs in every build.
+    pub shared_in_holes: bool,
 }
 
 /// The highest general register index a function may use under its budget: ptxas reports
@@ -120,10 +127,56 @@ struct Interval {
 }
 
 /// Allocates registers, inserting spill code into `f` as needed.
+///
+/// The first scan uses one interval per value, without holes: most functions spill nothing
+/// and are done. When it spills, the allocation is made twice from the function as it was,
+/// once as before and once with lifetime holes ([`live_ranges`]: a register whose holder is
+/// dead wherever a new value lives is lent to it), and the one with fewer spill bytes is kept
+/// (the one without holes on a tie), so functions that do not spill are unchanged. When the
+/// one with holes spills nothing, the other is not made.
 pub fn allocate(f: &mut Function) -> Result<Allocation, String> {
+    let victims = match scan(f, false)? {
+        Ok(assignment) => {
+            return Ok(Allocation {
+                assignment,
+                ..Allocation::default()
+            });
+        }
+        Err(victims) => victims,
+    };
+    let mut with_holes = f.clone();
+    let holed = allocate_from(&mut with_holes, true, None);
+    let cost = |a: &Allocation| a.spill_bytes as usize + 4 * a.smem_slots.len();
+    let plain = match &holed {
+        Ok(h) if cost(h) == 0 => Err(String::new()),
+        _ => allocate_from(f, false, Some(victims)),
+    };
+    match (plain, holed) {
+        (Ok(p), Ok(h)) if cost(&h) >= cost(&p) => Ok(p),
+        (_, Ok(mut h)) => {
+            *f = with_holes;
+            h.shared_in_holes = true;
+            Ok(h)
+        }
+        (plain, Err(_)) => plain,
+    }
+}
+
+/// The scan-and-spill rounds: scans `f` (with holes or without), spills the values a scan
+/// chose, and scans again until everything has a register. `first`: the victims of a scan
+/// already made.
+fn allocate_from(
+    f: &mut Function,
+    holes: bool,
+    mut first: Option<Vec<VReg>>,
+) -> Result<Allocation, String> {
     let mut alloc = Allocation::default();
     for _round in 0..64 {
-        match scan(f)? {
+        let scanned = match first.take() {
+            Some(victims) => Err(victims),
+            None => scan(f, holes)?,
+        };
+        match scanned {
             Ok(assignment) => {
                 alloc.assignment = assignment;
                 return Ok(alloc);
@@ -190,6 +243,59 @@ fn intervals(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Option<Int
         pos = end + 1;
     }
     iv
+}
+
+/// Each value's live ranges in the numbering of `order` (sorted, disjoint, adjacent ones
+/// merged): per block, from the block's start if the value is live in (else its first
+/// occurrence) to the block's end if it is live out (else its last occurrence). A range
+/// inside a block has no holes; the holes are the stretches of the numbering where the value
+/// is dead (another role's region, the other side of a branch). Its hull is [`intervals`].
+fn live_ranges(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Vec<(u32, u32)>> {
+    let mut ranges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); f.vregs.len()];
+    // The range of each value in the current block, and the values touched in it.
+    let mut here: Vec<Option<(u32, u32)>> = vec![None; f.vregs.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut pos = 0u32;
+    for &b in order {
+        let start = pos;
+        let n = f.block(b).insts.len() as u32;
+        let end = start + 2 * n + 1;
+        let mut touch = |v: u32, lo: u32, hi: u32| match &mut here[v as usize] {
+            Some(r) => {
+                r.0 = r.0.min(lo);
+                r.1 = r.1.max(hi);
+            }
+            slot => {
+                *slot = Some((lo, hi));
+                touched.push(v);
+            }
+        };
+        for &v in &live.live_in[b.0 as usize] {
+            touch(v, start, start);
+        }
+        for &v in &live.live_out[b.0 as usize] {
+            touch(v, end, end);
+        }
+        for (k, inst) in f.block(b).insts.iter().enumerate() {
+            let at = start + 2 * k as u32;
+            inst.for_each_reg(|r| {
+                if let Some(v) = r.reg.vreg() {
+                    let p = at + u32::from(r.def);
+                    touch(v.0, p, p);
+                }
+            });
+        }
+        for v in touched.drain(..) {
+            let (lo, hi) = here[v as usize].take().expect("touched");
+            let list = &mut ranges[v as usize];
+            match list.last_mut() {
+                Some(last) if last.1 + 1 >= lo => last.1 = last.1.max(hi),
+                _ => list.push((lo, hi)),
+            }
+        }
+        pos = end + 1;
+    }
+    ranges
 }
 
 /// The registers a `CALL` to a function ptxc did not compile may overwrite, per register file:
@@ -388,7 +494,7 @@ fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
 
 /// One pass of the scan; `Ok(Err(..))` names the vregs to spill; `Err` is a limit ptxc has.
 #[allow(clippy::type_complexity)]
-fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
+fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let cfg = Cfg::new(f);
     let live = Liveness::compute(f, &cfg);
     // Under `setmaxnreg`, each general register value's bound: the registers below the
@@ -397,6 +503,14 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let order = numbering(f, &cfg, caps.is_some());
     let iv = intervals(f, &live, &order);
     let calls = call_points(f, &live, &order);
+    let overlap = Overlap {
+        iv: &iv,
+        ranges: if holes {
+            live_ranges(f, &live, &order)
+        } else {
+            Vec::new()
+        },
+    };
     drop(live);
     let hints = hints(f);
     let pinned = unspillable(f);
@@ -465,7 +579,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
         // owner[r]: the interval end and vreg holding register r; `free` the registers no
         // interval holds (R1, the stack pointer, never is); `active` the intervals holding
         // registers, by end, to expire them in order.
-        let mut owner: Vec<Option<(u32, VReg)>> = vec![None; limit];
+        let mut owner: Vec<Vec<(u32, VReg)>> = vec![Vec::new(); limit];
         let mut free = FreeSet::new(limit, class);
         let mut active: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
         // last_end[r]: the end of the last interval that held register r and expired (values
@@ -480,9 +594,11 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 active.pop();
                 let words = usize::from(f.vreg(VReg(v)).words);
                 for (r, slot) in owner.iter_mut().enumerate().skip(base).take(words) {
-                    if *slot == Some((end, VReg(v))) {
-                        *slot = None;
-                        free.insert(r);
+                    if let Some(k) = slot.iter().position(|&h| h == (end, VReg(v))) {
+                        slot.swap_remove(k);
+                        if slot.is_empty() {
+                            free.insert(r);
+                        }
                         last_end[r] = Some(end);
                     }
                 }
@@ -521,7 +637,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     ));
                 }
                 for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
-                    *slot = Some((cur.end, cur.vreg));
+                    slot.push((cur.end, cur.vreg));
                     free.remove(base + r);
                 }
                 active.push(Reverse((cur.end, cur.vreg.0, base)));
@@ -594,13 +710,16 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     && base + words <= limit
                     && (base..base + words).all(|r| free.contains(r) && !blocked(r))
             };
+            // The registers this value may share: the free ones and, with holes, those whose
+            // holders are all dead wherever this value lives.
+            let mut open = overlap.open(&owner, &free, cur.vreg);
             let preferred = hints.get(&cur.vreg).into_iter().flatten().find_map(|h| {
                 assignment[h.0 as usize]
                     .filter(|p| p.class == class)
                     .map(|p| usize::from(p.num))
-                    .filter(|&b| free_at(b, &free))
+                    .filter(|&b| free_at(b, &open))
             });
-            let mut chosen = preferred.or_else(|| first_fit(&free));
+            let mut chosen = preferred.or_else(|| first_fit(&open));
             if chosen.is_none() && class != RegClass::Gpr {
                 return Err(format!(
                     "ptxc cannot spill {} registers yet (`{}` needs more than {limit} live at once)",
@@ -616,6 +735,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
             // out of a window instead of spilling (tried again after each eviction below).
             let make_window = |owner: &mut Vec<_>,
                                free: &mut FreeSet,
+                               open: &FreeSet,
                                assignment: &mut Vec<_>,
                                active: &mut _| {
                 if words == 1 {
@@ -629,11 +749,22 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     last_end: &last_end,
                     assignment,
                     active,
+                    overlap: &overlap,
                 }
-                .make_window(f, &iv, &pinned, words, align, &blocked, &blocked_for)
+                .make_window(
+                    f,
+                    &iv,
+                    &pinned,
+                    cur.vreg,
+                    open,
+                    words,
+                    align,
+                    &blocked,
+                    &blocked_for,
+                )
             };
             if chosen.is_none() {
-                chosen = make_window(&mut owner, &mut free, &mut assignment, &mut active);
+                chosen = make_window(&mut owner, &mut free, &open, &mut assignment, &mut active);
             }
             if chosen.is_none() && !pinned.contains(&cur.vreg) {
                 // Spill whichever is cheaper: this value, or an active one of lower spill weight
@@ -642,7 +773,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 let mut cheaper: Vec<(u64, Reverse<u32>, VReg)> = owner[..cap]
                     .iter()
                     .flatten()
-                    .filter(|(_, v)| evictable(v))
+                    .filter(|(_, v)| evictable(v) && overlap.intersects(*v, cur.vreg))
                     .map(|&(end, v)| (weight(v), Reverse(end), v))
                     .filter(|c| c.0 < mine)
                     .collect();
@@ -652,16 +783,24 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     let Some(p) = assignment[v.0 as usize] else {
                         continue;
                     };
-                    let mut without = FreeSet { bits: free.bits };
+                    let mut without = FreeSet { bits: open.bits };
                     let at = usize::from(p.num);
-                    for r in at..at + usize::from(f.vreg(v).words) {
-                        without.insert(r);
+                    let span = at..at + usize::from(f.vreg(v).words);
+                    for (holders, r) in owner[span.clone()].iter().zip(span) {
+                        if holders
+                            .iter()
+                            .all(|&(_, o)| o == v || !overlap.intersects(o, cur.vreg))
+                        {
+                            without.insert(r);
+                        }
                     }
                     if let Some(b) = first_fit(&without) {
                         for (r, slot) in owner.iter_mut().enumerate() {
-                            if slot.is_some_and(|(_, o)| o == v) {
-                                *slot = None;
-                                free.insert(r);
+                            if let Some(k) = slot.iter().position(|&(_, o)| o == v) {
+                                slot.swap_remove(k);
+                                if slot.is_empty() {
+                                    free.insert(r);
+                                }
                             }
                         }
                         assignment[v.0 as usize] = None;
@@ -680,7 +819,7 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                 let victim = owner[..cap]
                     .iter()
                     .flatten()
-                    .filter(|(_, v)| evictable(v))
+                    .filter(|(_, v)| evictable(v) && overlap.intersects(*v, cur.vreg))
                     .min_by_key(|&&(end, v)| (weight(v), Reverse(end), v.0))
                     .copied();
                 let Some((_, v)) = victim else {
@@ -690,19 +829,23 @@ fn scan(f: &Function) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
                     ));
                 };
                 for (r, slot) in owner.iter_mut().enumerate() {
-                    if slot.is_some_and(|(_, o)| o == v) {
-                        *slot = None;
-                        free.insert(r);
+                    if let Some(k) = slot.iter().position(|&(_, o)| o == v) {
+                        slot.swap_remove(k);
+                        if slot.is_empty() {
+                            free.insert(r);
+                        }
                     }
                 }
                 assignment[v.0 as usize] = None;
                 victims.push(v);
-                chosen = first_fit(&free)
-                    .or_else(|| make_window(&mut owner, &mut free, &mut assignment, &mut active));
+                open = overlap.open(&owner, &free, cur.vreg);
+                chosen = first_fit(&open).or_else(|| {
+                    make_window(&mut owner, &mut free, &open, &mut assignment, &mut active)
+                });
             }
             let base = chosen.expect("a register was freed");
             for (r, slot) in owner[base..base + words].iter_mut().enumerate() {
-                *slot = Some((cur.end, cur.vreg));
+                slot.push((cur.end, cur.vreg));
                 free.remove(base + r);
             }
             active.push(Reverse((cur.end, cur.vreg.0, base)));
@@ -765,11 +908,12 @@ fn loop_depths(cfg: &Cfg) -> Vec<u32> {
 struct Relocation<'a> {
     class: RegClass,
     limit: usize,
-    owner: &'a mut Vec<Option<(u32, VReg)>>,
+    owner: &'a mut Vec<Vec<(u32, VReg)>>,
     free: &'a mut FreeSet,
     last_end: &'a [Option<u32>],
     assignment: &'a mut Vec<Option<PReg>>,
     active: &'a mut BinaryHeap<Reverse<(u32, u32, usize)>>,
+    overlap: &'a Overlap<'a>,
 }
 
 impl Relocation<'_> {
@@ -787,14 +931,17 @@ impl Relocation<'_> {
         f: &Function,
         iv: &[Option<Interval>],
         pinned: &FxHashSet<VReg>,
+        cur: VReg,
+        open: &FreeSet,
         words: usize,
         align: usize,
         blocked: &dyn Fn(usize) -> bool,
         blocked_for: &dyn Fn(&Interval, usize) -> bool,
     ) -> Option<usize> {
         let limit = self.limit;
+        let overlap = self.overlap;
         let free_regs = (0..limit)
-            .filter(|&r| self.free.contains(r) && !blocked(r))
+            .filter(|&r| open.contains(r) && !blocked(r))
             .count();
         if free_regs < words || words > limit {
             return None;
@@ -807,7 +954,15 @@ impl Relocation<'_> {
                 if blocked(r) {
                     continue 'window;
                 }
-                if let Some((_, v)) = self.owner[r] {
+                if self.owner[r].is_empty() && !self.free.contains(r) {
+                    continue 'window;
+                }
+                // Only the holders that live where `cur` does must move (with holes, a value
+                // dead wherever `cur` lives keeps its register and shares it).
+                for &(_, v) in &self.owner[r] {
+                    if !overlap.intersects(v, cur) {
+                        continue;
+                    }
                     if occupants.last() == Some(&v) || occupants.contains(&v) {
                         continue;
                     }
@@ -825,18 +980,16 @@ impl Relocation<'_> {
                     }
                     moved += w;
                     occupants.push(v);
-                } else if !self.free.contains(r) {
-                    continue 'window;
                 }
             }
             windows.push((moved, base, occupants));
         }
         windows.sort_by_key(|w| (w.0, w.1));
         for (_, base, mut occupants) in windows {
-            // Plan on a copy of the free set without the window; widest values first.
-            let mut tmp = FreeSet {
-                bits: self.free.bits,
-            };
+            // Plan on the registers outside the window not yet planned for; widest values
+            // first. A value may go to a free register or (with holes) to one whose holders
+            // are all dead wherever it lives.
+            let mut tmp = FreeSet { bits: [!0; 4] };
             for r in base..base + words {
                 tmp.remove(r);
             }
@@ -853,6 +1006,11 @@ impl Relocation<'_> {
                 let to = (0..limit.saturating_sub(w - 1)).step_by(a).find(|&b| {
                     (b..b + w).all(|r| {
                         tmp.contains(r)
+                            && (self.free.contains(r)
+                                || !self.owner[r].is_empty()
+                                    && self.owner[r].iter().all(|&(_, h)| {
+                                        !occupants.contains(&h) && !overlap.intersects(h, v)
+                                    }))
                             && !blocked_for(&it, r)
                             && self.last_end[r].is_none_or(|e| e < it.start)
                     })
@@ -871,13 +1029,19 @@ impl Relocation<'_> {
             for (v, to) in plan {
                 let w = usize::from(f.vreg(v).words);
                 let from = usize::from(self.assignment[v.0 as usize].expect("active").num);
-                let entry = self.owner[from].expect("an active value owns its registers");
+                let k = self.owner[from]
+                    .iter()
+                    .position(|&(_, o)| o == v)
+                    .expect("an active value owns its registers");
+                let entry = self.owner[from][k];
                 for r in from..from + w {
-                    self.owner[r] = None;
-                    self.free.insert(r);
+                    self.owner[r].retain(|&(_, o)| o != v);
+                    if self.owner[r].is_empty() {
+                        self.free.insert(r);
+                    }
                 }
                 for r in to..to + w {
-                    self.owner[r] = Some(entry);
+                    self.owner[r].push(entry);
                     self.free.remove(r);
                 }
                 self.assignment[v.0 as usize] = Some(PReg {
@@ -890,6 +1054,74 @@ impl Relocation<'_> {
             return Some(base);
         }
         None
+    }
+}
+
+/// Whether two values may not share a register. Without holes, their intervals overlap
+/// (two values the scan compares are both unexpired, so they always do); with holes
+/// ([`live_ranges`]), some range of one overlaps some range of the other.
+struct Overlap<'a> {
+    iv: &'a [Option<Interval>],
+    /// Every value's live ranges; empty without holes.
+    ranges: Vec<Vec<(u32, u32)>>,
+}
+
+impl Overlap<'_> {
+    fn intersects(&self, a: VReg, b: VReg) -> bool {
+        if self.ranges.is_empty() {
+            let (Some(x), Some(y)) = (self.iv[a.0 as usize], self.iv[b.0 as usize]) else {
+                return false;
+            };
+            return x.start <= y.end && y.start <= x.end;
+        }
+        let (x, y) = (&self.ranges[a.0 as usize], &self.ranges[b.0 as usize]);
+        // Skip the ranges of each that end before the other starts, then walk both in order.
+        let (Some(xs), Some(ys)) = (x.first(), y.first()) else {
+            return false;
+        };
+        let mut i = x.partition_point(|r| r.1 < ys.0);
+        let mut j = y.partition_point(|r| r.1 < xs.0);
+        while i < x.len() && j < y.len() {
+            let (p, q) = (x[i], y[j]);
+            if p.0 <= q.1 && q.0 <= p.1 {
+                return true;
+            }
+            if p.1 < q.1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        false
+    }
+
+    /// The registers `cur` may take as far as other values go: the free ones and, with
+    /// holes, those whose holders all are dead wherever `cur` lives (a register lent while
+    /// its holder is in a hole).
+    fn open(&self, owner: &[Vec<(u32, VReg)>], free: &FreeSet, cur: VReg) -> FreeSet {
+        let mut open = FreeSet { bits: free.bits };
+        if self.ranges.is_empty() {
+            return open;
+        }
+        // A tuple's holder repeats over its registers: remember the last answer.
+        let mut last: Option<(VReg, bool)> = None;
+        for (r, holders) in owner.iter().enumerate() {
+            if holders.is_empty() {
+                continue;
+            }
+            let shareable = holders.iter().all(|&(_, h)| {
+                let dead = match last {
+                    Some((v, d)) if v == h => d,
+                    _ => !self.intersects(h, cur),
+                };
+                last = Some((h, dead));
+                dead
+            });
+            if shareable {
+                open.insert(r);
+            }
+        }
+        open
     }
 }
 
@@ -2134,6 +2366,98 @@ mod tests {
 
     /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
     /// definition and per use (before, one `STL.128` stored only its first four words).
+    /// A diamond laid out `entry, then, else, join`: `a` is read on the `then` side, `b1` and
+    /// `b2` on the `else` side, and `then` defines three values read together with `a`. The
+    /// intervals of `b1` and `b2` run from the entry to the `else` block, over `then`, where
+    /// they are dead.
+    fn diamond(max_regs: u32) -> (Function, [VReg; 6]) {
+        let mut f = Function::new("diamond", true);
+        f.max_regs = max_regs;
+        f.ssa = false;
+        let (then, other, join) = (f.new_block(None), f.new_block(None), f.new_block(None));
+        let v: [VReg; 6] = std::array::from_fn(|_| f.new_vreg(RegClass::Gpr, 1, None));
+        let [a, b1, b2, c1, c2, c3] = v;
+        let one = |m: &'static str, r: Operand| Inst::new(m, &[], vec![r, Operand::imm(1)]);
+        let p0 = Reg::phys(PReg {
+            class: RegClass::Pred,
+            num: 0,
+        });
+        let bra = |t: BlockId| Inst::new("BRA", &[], vec![Operand::new(OpKind::Block(t))]);
+        let entry = &mut f.block_mut(ENTRY).insts;
+        for x in [b1, b2, a] {
+            entry.push(one("DEF", Operand::def(Reg::whole(x, 1))));
+        }
+        entry.push(bra(other).guarded(p0, false));
+        f.block_mut(ENTRY).fallthrough = Some(then);
+        let side = &mut f.block_mut(then).insts;
+        for x in [c1, c2, c3] {
+            side.push(one("DEF", Operand::def(Reg::whole(x, 1))));
+        }
+        for x in [a, c1, c2, c3] {
+            side.push(one("READ", Operand::use_(Reg::whole(x, 1))));
+        }
+        side.push(bra(join));
+        for x in [b1, b2] {
+            let read = one("READ", Operand::use_(Reg::whole(x, 1)));
+            f.block_mut(other).insts.push(read);
+        }
+        f.block_mut(other).fallthrough = Some(join);
+        f.block_mut(join).insts.push(Inst::new("EXIT", &[], vec![]));
+        (f, v)
+    }
+
+    #[test]
+    fn a_value_in_a_hole_lends_its_register() {
+        // Without holes `c1` cannot take `b1`'s or `b2`'s register; with holes the values of
+        // the `then` side take them, since `b1` and `b2` are dead there.
+        let (f, [_, b1, b2, c1, c2, c3]) = diamond(255);
+        let reg = |a: &[Option<PReg>], v: VReg| a[v.0 as usize].unwrap().num;
+        let plain = scan(&f, false).unwrap().unwrap();
+        let holed = scan(&f, true).unwrap().unwrap();
+        let (bs_plain, bs_holed) = (
+            [reg(&plain, b1), reg(&plain, b2)],
+            [reg(&holed, b1), reg(&holed, b2)],
+        );
+        assert!(
+            [c1, c2, c3]
+                .iter()
+                .all(|&c| !bs_plain.contains(&reg(&plain, c))),
+            "{plain:?}"
+        );
+        assert!(bs_holed.contains(&reg(&holed, c1)), "{holed:?}");
+        assert!(bs_holed.contains(&reg(&holed, c2)), "{holed:?}");
+        for assignment in [plain, holed] {
+            let a = Allocation {
+                assignment,
+                ..Allocation::default()
+            };
+            checker::check(&f, &a).unwrap();
+        }
+        // The live ranges: `b1` from its definition to the end of the entry block, and in the
+        // `else` block; nothing in `then`.
+        let cfg = Cfg::new(&f);
+        let live = Liveness::compute(&f, &cfg);
+        let ranges = live_ranges(&f, &live, &numbering(&f, &cfg, false));
+        assert_eq!(
+            ranges[b1.0 as usize].len(),
+            2,
+            "{:?}",
+            ranges[b1.0 as usize]
+        );
+    }
+
+    #[test]
+    fn a_function_that_spills_without_holes_fits_with_them() {
+        // Under `.maxnreg 7` (R0, R2-R4): `a` and the three values of the `then` side fit, but
+        // not with `b1` and `b2` held over `then` as well.
+        let (mut f, _) = diamond(7);
+        assert!(scan(&f, false).unwrap().is_err(), "the plain scan spills");
+        let a = allocate(&mut f).unwrap();
+        assert_eq!(a.spill_bytes, 0);
+        assert!(a.shared_in_holes);
+        checker::check(&f, &a).unwrap();
+    }
+
     #[test]
     fn a_fragmented_file_makes_room_for_a_tuple_by_moving_values() {
         // Under `.maxnreg 32` (R0-R29): twenty values take R0, R2-R20; the ten defined at even
