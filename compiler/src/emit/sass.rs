@@ -507,7 +507,7 @@ fn lay_out(
             return Err(format!("`{}`: an LEPC without a CALL after it", f.name));
         };
         let ret = (call as u64 + 1) * 16;
-        let (bi, ii, _) = origin[k].unwrap_or_default();
+        let (bi, ii, _) = origin.get(k).copied().flatten().unwrap_or_default();
         if out.instrs[k].mnemonic == "MOV"
             && let Some(shift) = f.blocks[bi].insts.get(ii).and_then(absolute_return_half)
         {
