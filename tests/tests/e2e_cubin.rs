@@ -141,6 +141,12 @@ fn nvdisasm_functions(out: &str) -> BTreeMap<String, Vec<String>> {
                 .into_iter()
                 .map(|(_, text)| {
                     let mut text = text;
+                    // A relocated half of an absolute address (a debug build's return address,
+                    // `MOV R20, 32@lo((k + .L_x_0@srel))`): the word holds 0.
+                    while let Some(p) = text.find("32@lo((").or_else(|| text.find("32@hi((")) {
+                        let end = text[p..].find("))").map_or(text.len(), |e| p + e + 2);
+                        text = format!("{}0x0{}", &text[..p], &text[end..]);
+                    }
                     while let Some(p) = text.find("`(") {
                         let end = text[p..].find(')').map_or(text.len(), |e| p + e + 1);
                         let label = &text[p + 2..end - 1];
@@ -148,6 +154,14 @@ fn nvdisasm_functions(out: &str) -> BTreeMap<String, Vec<String>> {
                             .get(label)
                             .map_or_else(|| label.to_string(), |a| format!("{a:#x}"));
                         text = format!("{}{addr}{}", &text[..p], &text[end..]);
+                    }
+                    // A debug build's call to a `.func` in another section: the word holds
+                    // 0 and `R_CUDA_ABS55_16_34` the callee (`CALL.ABS.NOINC `(fabsf)`).
+                    if let Some(callee) = text.strip_prefix("CALL.ABS.NOINC ")
+                        && !callee.starts_with("0x")
+                        && !callee.starts_with('R')
+                    {
+                        text = "CALL.ABS.NOINC 0x0".to_string();
                     }
                     // `RET.REL.NODEC R20 0x0` returns to offset 0 of the section plus the
                     // register: nvdisasm names offset 0 by the kernel's symbol.

@@ -145,6 +145,10 @@ fn depbar_waits(i: &Instr) -> u8 {
 }
 
 fn branch_target(i: &Instr) -> Option<u64> {
+    // `CALL.ABS.NOINC 0x0` calls another section (relocated): no target here.
+    if i.mnemonic == "CALL" && i.mods.contains(&"ABS") {
+        return None;
+    }
     i.operands.iter().rev().find_map(|o| match o.kind {
         OperandKind::Int(v) if v >= 0 => Some(v as u64),
         _ => None,

@@ -37,6 +37,9 @@ pub struct KernelInfo {
     pub barriers: u32,
     /// Stack frame bytes (`.local` data and spill slots).
     pub frame: u32,
+    /// `-v`'s cumulative stack size: the frame, and in a debug build the deepest chain of
+    /// frames of the `.func`s it calls ([`debug_call_stacks`]).
+    pub stack: u32,
     pub spill_stores: u32,
     pub spill_loads: u32,
     /// Static shared bytes beyond the reserved 1 KiB.
@@ -213,6 +216,9 @@ pub fn build(
             rank(&f.name),
         )
     });
+    if debug {
+        debug_call_stacks(lowered, &mut cubin, &mut kernels);
+    }
     // ptxas's slow paths are `$__internal_<n>_$<name>`, n counting them over the module in
     // processing order (reverse PTX order, PTX order in a debug build; `lower/slow_path.rs`).
     let mut n = 0;
@@ -259,6 +265,84 @@ pub fn build(
         })
     } else {
         Err(diags)
+    }
+}
+
+/// The stacks of a debug build's kernels, whose calls to `.func`s go to other sections
+/// (`CALL.ABS`, `lower/isel/call.rs`): `EIATTR_MIN_STACK_SIZE` is the kernel's frame plus the
+/// deepest chain of its callees' frames, or 0xffffffff when a recursive `.func` is reachable
+/// (ptxas -g: a kernel with no frame calling a `.func` with a 16-byte one gets 0x10 and `16
+/// bytes cumulative stack size`; `tests/kernels/device_calls.ptx`, whose `_Z4polyfi` calls
+/// itself, 0xffffffff, "Stack size for entry function 'device_calls' cannot be statically
+/// determined", and its own 16 bytes as the cumulative size). `-v` reports every `.func` the
+/// kernel reaches after it, in section order.
+fn debug_call_stacks(lowered: &Lowered, cubin: &mut Cubin, kernels: &mut [KernelInfo]) {
+    let index = |name: &str| cubin.functions.iter().position(|f| f.name == name);
+    let callees: Vec<Vec<usize>> = cubin
+        .functions
+        .iter()
+        .map(|f| f.callees.iter().filter_map(|c| index(c)).collect())
+        .collect();
+    // The deepest stack from function `i`, `None` when a cycle is reachable.
+    fn deepest(
+        i: usize,
+        callees: &[Vec<usize>],
+        frames: &[u32],
+        on_path: &mut Vec<bool>,
+    ) -> Option<u32> {
+        if std::mem::replace(&mut on_path[i], true) {
+            return None;
+        }
+        let mut below = 0;
+        for &c in &callees[i] {
+            below = below.max(deepest(c, callees, frames, on_path)?);
+        }
+        on_path[i] = false;
+        Some(frames[i] + below)
+    }
+    let frames: Vec<u32> = cubin.functions.iter().map(|f| f.frame_size).collect();
+    for ki in 0..cubin.functions.len() {
+        if cubin.functions[ki].kind != FunctionKind::Kernel || callees[ki].is_empty() {
+            continue;
+        }
+        let mut on_path = vec![false; frames.len()];
+        let stack = deepest(ki, &callees, &frames, &mut on_path);
+        cubin.functions[ki].min_stack_size = stack.unwrap_or(u32::MAX);
+        let Some(info) = kernels
+            .iter_mut()
+            .find(|k| k.name == cubin.functions[ki].name)
+        else {
+            continue;
+        };
+        info.stack = stack.unwrap_or(info.frame);
+        let mut reached = vec![false; frames.len()];
+        let mut work = callees[ki].clone();
+        while let Some(c) = work.pop() {
+            if !std::mem::replace(&mut reached[c], true) {
+                work.extend(&callees[c]);
+            }
+        }
+        for (c, g) in cubin.functions.iter().enumerate() {
+            if !reached[c] || c == ki || info.subroutines.iter().any(|s| s.name == g.name) {
+                continue;
+            }
+            let Some(mf) = lowered.module.functions.iter().find(|m| m.name == g.name) else {
+                continue;
+            };
+            let saves = |m: &str| {
+                mf.blocks
+                    .iter()
+                    .flat_map(|b| &b.insts)
+                    .filter(|i| i.frame_save && i.mnemonic == m)
+                    .count() as u32
+            };
+            info.subroutines.push(SubroutineInfo {
+                name: g.name.clone(),
+                frame: g.frame_size,
+                spill_stores: 4 * saves("STL"),
+                spill_loads: 4 * saves("LDL"),
+            });
+        }
     }
 }
 
@@ -327,7 +411,7 @@ fn debug_build(
 /// too), and its FDE moves the CFA to R1 + frame once the frame is open and back to R1 after
 /// the last `IADD3 R1, R1, frame` (zluda `_Z9vectorAddPKfS0_Pfi.ptx`, `cudaMalloc`, an 8-byte
 /// frame: `advance_loc4 0x10; def_cfa R1, 8; advance_loc4 0x230; def_cfa R1, 0`; functions
-/// without a frame: no rule). ptxas also records where it saves registers
+/// without a frame: `def_cfa R1, 0` and an advance to the last RET). ptxas also records where it saves registers
 /// (`DW_CFA_offset_extended`); ptxc does not (see `docs/cubin.md`).
 ///
 /// The CIE also keeps (`DW_CFA_same_value` where a kernel's has `DW_CFA_undefined`) the
@@ -388,6 +472,17 @@ fn device_unwind(enc: &EncodedFunction, frame: u32) -> Unwind {
                 offset: 0,
             });
         }
+    } else if let Some(ret) = code.iter().rposition(|i| i.mnemonic == "RET")
+        && ret > 0
+    {
+        // Without a frame: the CFA is R1 from the start to the last RET (ptxas -g: fabsf, RET
+        // at 0x40, `def_cfa R1, 0; advance_loc4 0x40`; cudaGetDevice 0xa0, `called` in
+        // `debug_funcs.ptx` 0x30; a `.func` that is only `ret` gets no rule, v1, w1).
+        ops.push(CfaOp::DefCfa {
+            reg: DWARF_R1,
+            offset: 0,
+        });
+        ops.push(CfaOp::AdvanceLoc4(ret as u64 * 16));
     }
     Unwind { cie, ops }
 }
@@ -1082,6 +1177,13 @@ fn kernel(
             // A call out of the module (`lower/isel/call.rs`): ptxas records the CALL's offset
             // as a system call and the callee among the externs (zluda/assertfail: SYSCALL_OFFSETS
             // 0xf0, EXTERNS __assertfail).
+            // A debug build's call to a `.func` in a section of its own (relocated,
+            // `lower/isel/call.rs`): no record (ptxas -g, `docs/cubin.md`).
+            "CALL"
+                if i.mods.contains(&"ABS")
+                    && enc.relocs.iter().any(|r| {
+                        r.offset == u64::from(at) && r.ty == runtime_abi::reloc::R_CUDA_ABS55_16_34
+                    }) => {}
             "CALL" if i.mods.contains(&"ABS") => f.attrs.syscall_offsets.push(at),
             "LEPC" => calls_at.push(at),
             // A call to a subroutine linked into this section and its return
@@ -1204,6 +1306,24 @@ fn kernel(
         f.shared = Some(SharedMem::with_user_bytes(u64::from(user), align));
     }
     f.unwind = super::listing::default_unwind(&f.code);
+    // A debug build's calls to `.func`s in sections of their own (`CALL.ABS` and the two
+    // `MOV`s of its return address, relocated): `.rela.text.<f>` keeps the relocations and
+    // `.nv.callgraph` an edge to each callee, in order of first call (ptxas -g, `docs/cubin.md`,
+    // "Functions of their own").
+    // The callee of each call is the name on the low half of its return address (a recursive
+    // call is `CALL.REL` to offset 0 with no relocation, but an edge too: `_Z4polyfi` in
+    // `tests/kernels/device_calls.ptx`).
+    f.relocs = enc.relocs.clone();
+    for i in mf.blocks.iter().flat_map(|b| &b.insts) {
+        if let ("MOV", Some(mir::OpKind::Func(callee)), Some(mir::OpKind::Int(0))) = (
+            i.mnemonic,
+            i.ops.get(1).map(|o| &o.kind),
+            i.ops.get(2).map(|o| &o.kind),
+        ) && !f.callees.contains(callee)
+        {
+            f.callees.push(callee.clone());
+        }
+    }
     let callees = external_callees(mf);
     if !callees.is_empty() {
         // ptxas (zluda/assertfail, a vprintf probe): the callee is an extern of the kernel and
@@ -1212,7 +1332,7 @@ fn kernel(
         // where the frame is defined for the callee: `DW_CFA_def_cfa R1, 0` at the `LEPC`,
         // then an advance to the last EXIT.
         f.attrs.externs = callees.clone();
-        f.callees = callees;
+        f.callees.extend(callees);
         f.resolved = Resolved::NamesOnly;
         if let (&[lepc], Some(&exit), 0) =
             (&calls_at[..], f.attrs.exit_offsets.last(), f.frame_size)
@@ -1236,6 +1356,7 @@ fn kernel(
         registers: f.registers,
         barriers: f.attrs.num_barriers.map_or(0, u32::from),
         frame: f.frame_size,
+        stack: f.frame_size,
         spill_stores,
         spill_loads,
         shared: u64::from(shared_bytes),
@@ -1277,7 +1398,10 @@ fn device_function(
 fn external_callees(mf: &mir::Function) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in mf.blocks.iter().flat_map(|b| &b.insts) {
-        if i.mnemonic != "CALL" {
+        // A call naming its callee first calls a `.func` of the module (debug builds).
+        if i.mnemonic != "CALL"
+            || matches!(i.ops.first().map(|o| &o.kind), Some(mir::OpKind::Func(_)))
+        {
             continue;
         }
         for o in &i.ops {
@@ -1321,8 +1445,8 @@ pub fn verbose_report(b: &Built, arch: &str, compile_ms: f64) -> String {
             "ptxc info    : Used {} registers, used {} barriers",
             k.registers, k.barriers
         );
-        if k.frame > 0 {
-            used.push_str(&format!(", {} bytes cumulative stack size", k.frame));
+        if k.stack > 0 {
+            used.push_str(&format!(", {} bytes cumulative stack size", k.stack));
         }
         if k.shared > 0 {
             used.push_str(&format!(", {} bytes smem", k.shared));

@@ -36,6 +36,10 @@ pub struct EncodedFunction {
     pub code_len: usize,
     /// The subroutines linked after the kernel's code (`lower/link.rs`): name and byte offset.
     pub subroutines: Vec<(String, u32)>,
+    /// Relocations left in the code, in code order: a debug build's `CALL.ABS` to a `.func`
+    /// in a section of its own and the two `MOV`s of its return address
+    /// (`lower/isel/call.rs`).
+    pub relocs: Vec<crate::emit::model::Reloc>,
     /// Why each instruction got its control word (`--explain-ctrl`).
     pub why: Vec<scoreboard::Why>,
     /// For each instruction, where its PTX instruction starts in the source ([`mir::Inst::src`];
@@ -297,13 +301,39 @@ fn tensor_nop() -> Instr {
 
 /// A subroutine's return (`lower/isel/call.rs`): through the return address register `R{num}`,
 /// to its value plus 0, `RET.REL.NODEC R{num} 0x0`.
-fn ret_through(num: u8) -> Instr {
+fn ret_through(num: u8, abs: bool) -> Instr {
     let reg = sass::Reg {
         file: sass::RegFile::Gpr,
         num,
     };
     let target = sass::Operand::new(sass::OperandKind::RegTarget(reg, 0));
-    Instr::new("RET", &["REL", "NODEC"], vec![target])
+    let mods: &[&'static str] = if abs {
+        &["ABS", "NODEC"]
+    } else {
+        &["REL", "NODEC"]
+    };
+    Instr::new("RET", mods, vec![target])
+}
+
+/// The callee of a `CALL.ABS` to a `.func` in a section of its own (debug builds): its first
+/// operand names it (a call out of the module names the register with the address).
+fn absolute_callee(mi: &mir::Inst) -> Option<&str> {
+    match mi.ops.first().map(|o| &o.kind) {
+        Some(OpKind::Func(name)) if mi.mnemonic == "CALL" && mi.mods.contains(&"ABS") => Some(name),
+        _ => None,
+    }
+}
+
+/// The half of an absolute return address a `MOV` writes (`Some(0)` low, `Some(32)` high),
+/// if it is one (`lower/isel/call.rs`, `pass_absolute_return_address`).
+fn absolute_return_half(mi: &mir::Inst) -> Option<i64> {
+    match (
+        mi.ops.get(1).map(|o| &o.kind),
+        mi.ops.get(2).map(|o| &o.kind),
+    ) {
+        (Some(OpKind::Func(_)), Some(OpKind::Int(shift))) if mi.mnemonic == "MOV" => Some(*shift),
+        _ => None,
+    }
 }
 
 /// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
@@ -392,7 +422,16 @@ fn lay_out(
                     })) => reg.num,
                     _ => return Err(format!("`{}`: a RET without its return address", f.name)),
                 };
-                ret_through(num)
+                ret_through(num, mi.mods.contains(&"ABS"))
+            } else if let Some(callee) = absolute_callee(mi) {
+                // `CALL.ABS.NOINC 0x0`, relocated to the callee's address.
+                out.relocs.push(crate::emit::model::Reloc {
+                    offset: out.instrs.len() as u64 * 16,
+                    ty: runtime_abi::reloc::R_CUDA_ABS55_16_34,
+                    symbol: callee.to_string(),
+                    addend: 0,
+                });
+                Instr::new("CALL", &["ABS", "NOINC"], vec![sass::target(0)])
             } else if mi.mnemonic == "MOV"
                 && matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_)))
             {
@@ -468,10 +507,30 @@ fn lay_out(
             return Err(format!("`{}`: an LEPC without a CALL after it", f.name));
         };
         let ret = (call as u64 + 1) * 16;
+        let (bi, ii, _) = origin.get(k).copied().flatten().unwrap_or_default();
+        if out.instrs[k].mnemonic == "MOV"
+            && let Some(shift) = f.blocks[bi].insts.get(ii).and_then(absolute_return_half)
+        {
+            // A half of an absolute return address: 0 in the code, relocated to the
+            // function's address plus the return offset.
+            let ty = if shift == 0 {
+                runtime_abi::reloc::R_CUDA_ABS32_LO_32
+            } else {
+                runtime_abi::reloc::R_CUDA_ABS32_HI_32
+            };
+            out.relocs.push(crate::emit::model::Reloc {
+                offset: k as u64 * 16,
+                ty,
+                symbol: f.name.clone(),
+                addend: ret as i64,
+            });
+            continue;
+        }
         if let Some(o) = out.instrs[k].operands.get_mut(1) {
             *o = sass::target(ret);
         }
     }
+    out.relocs.sort_by_key(|r| r.offset);
     out.code_len = out.instrs.len();
     // ptxas ends every function with `BRA self`, then NOPs up to a 128-byte boundary plus another
     // 128 bytes (runtime_abi::elf::TEXT_PAD_EXTRA; what the cubin writer appends).
@@ -589,13 +648,22 @@ mod tests {
         assert_eq!(tensor_nop(), parsed("@!UPT UIADD3 URZ, URZ, URZ, URZ"));
         for num in [0u8, 2, 17, 254] {
             assert_eq!(
-                ret_through(num),
+                ret_through(num, false),
                 parsed(&format!("RET.REL.NODEC R{num} 0x0"))
+            );
+            assert_eq!(
+                ret_through(num, true),
+                parsed(&format!("RET.ABS.NODEC R{num} 0x0"))
             );
         }
         assert_eq!(
-            sass::encode(&ret_through(2)).unwrap(),
+            sass::encode(&ret_through(2, false)).unwrap(),
             sass::encode(&parsed("RET.REL.NODEC R2 0x0")).unwrap()
+        );
+        // ptxas -g: `RET.ABS.NODEC R20 0x0` is 0x0000000014007950 (probe /tmp/g.ptx, `f`).
+        assert_eq!(
+            sass::encode(&ret_through(20, true)).unwrap()[0],
+            0x0000_0000_1400_7950
         );
     }
 }

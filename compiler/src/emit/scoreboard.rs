@@ -111,6 +111,10 @@ pub struct Node {
     pub completion: bool,
     /// An instruction that waits for the pending completions ([`completion_of`]).
     pub awaits_completions: bool,
+    /// A `RET.ABS`: the return of a `.func` in a section of its own (debug builds,
+    /// `lower/isel/call.rs`) to a caller that knows nothing of what is in flight here, so it
+    /// waits for everything ([`waits_all`]).
+    pub returns_out: bool,
 }
 
 fn units(reg: Reg, count: u8) -> impl Iterator<Item = Unit> {
@@ -178,7 +182,10 @@ fn ends_block(i: &Instr) -> bool {
 }
 
 fn target_addr(i: &Instr) -> Option<u64> {
-    if !matches!(i.mnemonic, "BRA" | "JMP" | "CALL" | "BSSY") {
+    // `CALL.ABS.NOINC 0x0` calls another section (relocated): no target here.
+    if !matches!(i.mnemonic, "BRA" | "JMP" | "CALL" | "BSSY")
+        || (i.mnemonic == "CALL" && i.mods.contains(&"ABS"))
+    {
         return None;
     }
     i.operands.iter().rev().find_map(|o| match o.kind {
@@ -263,6 +270,7 @@ pub fn analyze_encoded_sharing(
                 next_waits: next_waits(i, code.get(k + 1)),
                 completion: from.completion,
                 awaits_completions: from.awaits_completions,
+                returns_out: from.returns_out,
             };
             out.push(node);
             continue;
@@ -306,6 +314,7 @@ pub fn analyze_encoded_sharing(
             next_waits: next_waits(i, code.get(k + 1)),
             completion,
             awaits_completions: awaits_completions(i),
+            returns_out: i.mnemonic == "RET" && i.mods.contains(&"ABS"),
         });
     }
     out
@@ -720,11 +729,11 @@ const PADDING: Ctrl = Ctrl {
     reuse: 0,
 };
 
-/// Whether an instruction waits for everything in flight: `RET`, and a `CALL` whose callee is
-/// not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
+/// Whether an instruction waits for everything in flight: `RET.ABS`, and a `CALL` whose callee
+/// is not in the function (its reads are unknown). A `CALL` to a subroutine of the function reads
 /// the registers live into the subroutine ([`call_reads`]).
 fn waits_all(node: &Node) -> bool {
-    node.flow == Flow::Call && node.target.is_none()
+    (node.flow == Flow::Call && node.target.is_none()) || node.returns_out
 }
 
 /// The blocks a block's pending events flow to: its successors, and for a `RET` the blocks

@@ -347,15 +347,23 @@ impl Writer<'_> {
                     self.syms.push(sym);
                 }
             }
-            // Local functions of other sections referenced by relocations.
-            for r in &f.relocs {
-                if let Some(gi) = c.functions.iter().position(|g| g.name == r.symbol)
-                    && c.functions[gi].linkage != Linkage::Global
-                    && !early_syms.contains_key(&r.symbol)
-                {
+            // Local functions of other sections referenced by relocations, in section order
+            // (ptxas -g, `tests/kernels/device_calls.ptx`: `_Z4polyfi` before `_Z6clampiiii`,
+            // which the kernel calls first).
+            let mut referenced: Vec<usize> = f
+                .relocs
+                .iter()
+                .filter_map(|r| c.functions.iter().position(|g| g.name == r.symbol))
+                .filter(|&gi| c.functions[gi].linkage != Linkage::Global)
+                .collect();
+            referenced.sort_unstable();
+            referenced.dedup();
+            for gi in referenced {
+                let name = &c.functions[gi].name;
+                if !early_syms.contains_key(name) {
                     let s = self.func_sym(gi);
                     self.syms.push(s);
-                    early_syms.insert(r.symbol.clone(), ());
+                    early_syms.insert(name.clone(), ());
                 }
             }
             if !f.bank0_slots.is_empty() && !c.build.is_debug() {

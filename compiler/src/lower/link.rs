@@ -14,9 +14,12 @@
 //!
 //! A debug build also gives every `.func` with a body a section of its own
 //! ([`Lowered::own_sections`]), as ptxas does: a copy of its subroutine, at offset 0, with the
-//! subroutines it reaches appended the same way; a recursive call targets offset 0. ptxas calls
-//! those sections (`CALL.ABS.NOINC` with relocations, `docs/cubin.md`); ptxc's callers keep
-//! their own PC-relative copies, so no relocation is left in the code.
+//! subroutines it reaches appended the same way. Every call to such a `.func` is then a
+//! `CALL.ABS.NOINC` to its section, as in ptxas's debug code (selected so in
+//! `isel/call.rs`, relocated at emission, `docs/cubin.md`): no copy of it is appended to its
+//! callers. The copy in its section was lowered with a kernel-less `.shared` window, so a
+//! caller whose window puts the module's `.shared` variables elsewhere, and whose own copy
+//! would therefore differ, is refused.
 
 use super::Lowered;
 use crate::mir::{BlockId, Function, OpKind};
@@ -27,6 +30,20 @@ pub fn link(lowered: &mut Lowered) -> Result<(), String> {
     let layouts = std::mem::take(&mut lowered.subroutine_layouts);
     if subs.is_empty() {
         return Ok(());
+    }
+    for (name, _) in &lowered.own_sections {
+        // The copies lowered for the windows of the kernels that reach it must all be the
+        // kernel-less one, which the callers reach with `CALL.ABS`.
+        let mut copies = subs.iter().filter(|s| s.name == *name);
+        if let Some(first) = copies.next()
+            && copies.any(|c| c.blocks != first.blocks)
+        {
+            return Err(format!(
+                "ptxc cannot yet compile the debug build of `{name}`: it addresses the \
+                 module's `.shared` variables, which lie at different offsets for the kernels \
+                 that call it"
+            ));
+        }
     }
     for (name, frame) in &lowered.own_sections {
         // The copy lowered for a kernel-less `.shared` window (the module's variables from 0).

@@ -207,6 +207,8 @@ pub fn lower_module_with(
     } else {
         inline::subroutines(&checked.module, false)
     };
+    // The `.func`s called with `CALL.ABS` in their own sections (debug builds, `isel/call.rs`).
+    let abs: FxHashSet<String> = own.iter().cloned().collect();
     // Their `.shared` layout is a kernel-less one: the module's variables from offset 0.
     reached.extend(own.iter().map(|n| (n.clone(), SharedWindow::default())));
     for item in &checked.module.items {
@@ -228,7 +230,8 @@ pub fn lower_module_with(
             base: 0,
             kept: kept_shared(&f, &checked.module, &globals),
         };
-        let lowered = lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, &window);
+        let lowered =
+            lower_function_at(&f, &globals, &mut out.bank4, (&subs, &fixed, &abs), &window);
         let layout = SharedWindow {
             base: lowered
                 .as_ref()
@@ -266,7 +269,7 @@ pub fn lower_module_with(
             }
         };
         note_reached(&mut reached, &f, &subs, &layout);
-        match lower_function_at(&f, &globals, &mut out.bank4, &subs, &fixed, &layout) {
+        match lower_function_at(&f, &globals, &mut out.bank4, (&subs, &fixed, &abs), &layout) {
             Ok((mf, frame)) => {
                 if own.contains(&name) && !out.own_sections.iter().any(|(n, _)| *n == name) {
                     out.own_sections.push((name, frame));
@@ -621,6 +624,8 @@ pub struct Plan<'a> {
     /// Those of them called with the fixed convention (return address in R20:R21, the callee
     /// saves what callers keep); calls to the others are caller-saved (`isel/call.rs`).
     fixed_convention: FxHashSet<String>,
+    /// The `.func`s called with `CALL.ABS` (debug builds: [`Lowered::own_sections`]).
+    abs_calls: FxHashSet<String>,
     /// A subroutine's parameters and results, in order: the registers of the calling
     /// convention (`isel/call.rs`).
     sub_params: Vec<ast::Name>,
@@ -777,6 +782,7 @@ fn plan_at<'a>(
         bank4: Vec::new(),
         subroutines: FxHashSet::default(),
         fixed_convention: FxHashSet::default(),
+        abs_calls: FxHashSet::default(),
         sub_params: Vec::new(),
         sub_results: Vec::new(),
         refused_loop_phis: FxHashSet::default(),
@@ -1205,25 +1211,30 @@ pub fn lower_function(
         f,
         globals,
         bank4,
-        subroutines,
-        fixed,
+        (subroutines, fixed, &FxHashSet::default()),
         &SharedWindow::default(),
     )
 }
+
+/// The `.func`s a function calls as subroutines, those of them with the fixed convention, and
+/// those called with `CALL.ABS` in sections of their own (debug builds).
+type CallSets<'a> = (
+    &'a FxHashSet<String>,
+    &'a FxHashSet<String>,
+    &'a FxHashSet<String>,
+);
 
 /// [`lower_function`] with the module's `.shared` variables in `window` ([`plan_at`]).
 fn lower_function_at(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
-    subroutines: &FxHashSet<String>,
-    fixed: &FxHashSet<String>,
+    calls: CallSets<'_>,
     window: &SharedWindow,
 ) -> Result<(Function, FrameInfo), Vec<Diagnostic>> {
     let mut refused = FxHashSet::default();
     loop {
         let mut table = bank4.clone();
-        let calls = (subroutines, fixed);
         match lower_function_once(f, globals, &mut table, calls, &refused, window) {
             Ok(r) => {
                 *bank4 = table;
@@ -1296,7 +1307,7 @@ fn lower_function_once(
     f: &ast::Function,
     globals: &FxHashMap<String, (Sym, Decl)>,
     bank4: &mut Vec<String>,
-    (subroutines, fixed): (&FxHashSet<String>, &FxHashSet<String>),
+    (subroutines, fixed, abs): CallSets<'_>,
     refused: &FxHashSet<(u32, u32)>,
     window: &SharedWindow,
 ) -> Result<(Function, FrameInfo), (Vec<Diagnostic>, Vec<(u32, u32)>)> {
@@ -1305,6 +1316,7 @@ fn lower_function_once(
     plan.bank4 = std::mem::take(bank4);
     plan.subroutines = subroutines.clone();
     plan.fixed_convention = fixed.clone();
+    plan.abs_calls = abs.clone();
     if f.kind == FunctionKind::Func {
         let names = |l: &Option<Vec<ast::ParamDecl>>| -> Vec<ast::Name> {
             l.iter().flatten().map(|p| p.decl.name.clone()).collect()

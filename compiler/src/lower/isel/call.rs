@@ -353,14 +353,26 @@ impl Cx<'_> {
         let Some(mut implicit) = self.pass_arguments(callee, args) else {
             return true;
         };
-        implicit.push(self.pass_return_address(callee));
+        let abs = self.abs_calls.contains(callee);
+        implicit.push(if abs {
+            self.pass_absolute_return_address(callee)
+        } else {
+            self.pass_return_address(callee)
+        });
         let Some(results) = self.take_results(callee, rets, &mut implicit) else {
             return true;
         };
         let saved = self.save_predicates();
         let mut ops = vec![Operand::new(OpKind::Func(callee.to_string()))];
         ops.extend(implicit);
-        self.emit_unguarded(Inst::new("CALL", &["REL", "NOINC"], ops));
+        // ptxas calls its own function PC-relatively (`CALL.REL.NOINC` to offset 0, the
+        // return address still absolute: `tests/kernels/device_calls.ptx`, `_Z4polyfi`).
+        let mods: &[&'static str] = if abs && callee != self.f.name {
+            &["ABS", "NOINC"]
+        } else {
+            &["REL", "NOINC"]
+        };
+        self.emit_unguarded(Inst::new("CALL", mods, ops));
         self.restore_predicates(saved);
         self.copy_results(results);
         true
@@ -435,6 +447,47 @@ impl Cx<'_> {
         ));
         let pair = self.pair(super::Val::Reg(Reg::whole(lo, 1)), super::Val::Imm(0));
         let ra = self.fixed_gpr(2, self.return_address(callee));
+        self.emit_unguarded(Inst::new(
+            "COPY",
+            &[],
+            vec![Operand::def(Reg::whole(ra, 2)), Operand::use_(pair)],
+        ));
+        Operand::use_(Reg::whole(ra, 2))
+    }
+
+    /// The return address of a `CALL.ABS` to `callee`, a `.func` in a section of its own
+    /// (debug builds): the absolute address of the instruction after the CALL, in R20:R21,
+    /// as ptxas writes it (`ptxas -g`, `docs/cubin.md`, "Functions of their own"):
+    ///
+    /// ```text
+    /// MOV R20, 0x0 ;          R_CUDA_ABS32_LO_32 <caller> + return offset
+    /// MOV R21, 0x0 ;          R_CUDA_ABS32_HI_32 <caller> + return offset
+    /// CALL.ABS.NOINC 0x0 ;    R_CUDA_ABS55_16_34 <callee>
+    /// ```
+    ///
+    /// Each MOV names the callee and, as a third operand, the shift of its half (0 or 32);
+    /// emission writes 0 and the relocation (`emit/sass.rs`).
+    fn pass_absolute_return_address(&mut self, callee: &str) -> Operand {
+        let half = |cx: &mut Self, shift: i64| {
+            let v = cx.new_vreg(RegClass::Gpr, 1);
+            cx.emit_unguarded(Inst::new(
+                "MOV",
+                &[],
+                vec![
+                    Operand::def(Reg::whole(v, 1)),
+                    Operand::new(OpKind::Func(callee.to_string())),
+                    Operand::imm(shift),
+                ],
+            ));
+            v
+        };
+        let lo = half(self, 0);
+        let hi = half(self, 32);
+        let pair = self.pair(
+            super::Val::Reg(Reg::whole(lo, 1)),
+            super::Val::Reg(Reg::whole(hi, 1)),
+        );
+        let ra = self.fixed_gpr(2, RETURN_ADDRESS);
         self.emit_unguarded(Inst::new(
             "COPY",
             &[],
@@ -644,6 +697,13 @@ impl Cx<'_> {
             ],
         ));
         ops.insert(0, Operand::use_(Reg::whole(out, 2)));
-        self.emit_unguarded(Inst::new("RET", &["REL", "NODEC"], ops));
+        // A `.func` in a section of its own returns to the absolute address its `CALL.ABS`
+        // passed (`RET.ABS.NODEC R20 0x0`, ptxas -g).
+        let mods: &[&'static str] = if self.abs_calls.contains(self.f.name.as_str()) {
+            &["ABS", "NODEC"]
+        } else {
+            &["REL", "NODEC"]
+        };
+        self.emit_unguarded(Inst::new("RET", mods, ops));
     }
 }

@@ -161,6 +161,7 @@ pub fn select(plan: &mut Plan<'_>, f: &mut Function) {
         cluster_flag: None,
         subroutines: std::mem::take(&mut plan.subroutines),
         fixed_convention: std::mem::take(&mut plan.fixed_convention),
+        abs_calls: std::mem::take(&mut plan.abs_calls),
         return_address: None,
         sub_results: std::mem::take(&mut plan.sub_results),
         blocks: &blocks,
@@ -370,6 +371,9 @@ pub struct Cx<'p> {
     pub(super) subroutines: rustc_hash::FxHashSet<String>,
     /// Those called with the fixed convention (`call.rs`); the others are caller-saved.
     pub(super) fixed_convention: rustc_hash::FxHashSet<String>,
+    /// Those in sections of their own (debug builds, [`crate::lower::Lowered::own_sections`]):
+    /// called with `CALL.ABS` and relocations, and returning with `RET.ABS` (`call.rs`).
+    pub(super) abs_calls: rustc_hash::FxHashSet<String>,
     /// In a subroutine: its return address (a copy of what arrived in R20:R21, or R2:R3) and
     /// its results, which every `ret` passes back (`call.rs`).
     pub(super) return_address: Option<VReg>,
