@@ -77,8 +77,8 @@ impl Cx<'_> {
             return;
         }
         let (a, b) = (srcs[0], srcs[1]);
-        let slot = if self.twin_derived_operand(&inst.ops[b].kind) {
-            b
+        let swapped = if self.twin_derived_operand(&inst.ops[b].kind) {
+            false
         } else if commutes
             && self.twin_derived_operand(&inst.ops[a].kind)
             && matches!(inst.ops[b].kind, OpKind::Reg(_))
@@ -87,16 +87,16 @@ impl Cx<'_> {
             && !(inst.mnemonic == "IMAD" && (inst.ops[a].neg || inst.ops[b].neg))
         {
             exchange(inst, a, b);
-            b
+            true
         } else {
             return;
         };
-        let OpKind::Reg(r) = inst.ops[slot].kind else {
+        let OpKind::Reg(r) = inst.ops[b].kind else {
             return;
         };
         if let Some(u) = self.uniform_of(r.reg) {
-            inst.ops[slot].kind = OpKind::Reg(crate::mir::RegRef { reg: u, def: false });
-        } else if slot != b {
+            inst.ops[b].kind = OpKind::Reg(crate::mir::RegRef { reg: u, def: false });
+        } else if swapped {
             // Not rebuilt after all: the operands back where they were.
             exchange(inst, a, b);
         }

@@ -795,14 +795,7 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
                         }
                     }
                     if let Some(b) = first_fit(&without) {
-                        for (r, slot) in owner.iter_mut().enumerate() {
-                            if let Some(k) = slot.iter().position(|&(_, o)| o == v) {
-                                slot.swap_remove(k);
-                                if slot.is_empty() {
-                                    free.insert(r);
-                                }
-                            }
-                        }
+                        release(&mut owner, &mut free, v);
                         assignment[v.0 as usize] = None;
                         victims.push(v);
                         chosen = Some(b);
@@ -828,14 +821,7 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
                         f.name
                     ));
                 };
-                for (r, slot) in owner.iter_mut().enumerate() {
-                    if let Some(k) = slot.iter().position(|&(_, o)| o == v) {
-                        slot.swap_remove(k);
-                        if slot.is_empty() {
-                            free.insert(r);
-                        }
-                    }
-                }
+                release(&mut owner, &mut free, v);
                 assignment[v.0 as usize] = None;
                 victims.push(v);
                 open = overlap.open(&owner, &free, cur.vreg);
@@ -1122,6 +1108,18 @@ impl Overlap<'_> {
             }
         }
         open
+    }
+}
+
+/// Takes `v` off every register it holds; a register left with no holder is free again.
+fn release(owner: &mut [Vec<(u32, VReg)>], free: &mut FreeSet, v: VReg) {
+    for (r, slot) in owner.iter_mut().enumerate() {
+        if let Some(k) = slot.iter().position(|&(_, o)| o == v) {
+            slot.swap_remove(k);
+            if slot.is_empty() {
+                free.insert(r);
+            }
+        }
     }
 }
 
@@ -2364,8 +2362,6 @@ mod tests {
         assert_eq!(aligned_runs(&mask(&[1, 1, 1])), vec![(0, 2), (2, 1)]);
     }
 
-    /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
-    /// definition and per use (before, one `STL.128` stored only its first four words).
     /// A diamond laid out `entry, then, else, join`: `a` is read on the `then` side, `b1` and
     /// `b2` on the `else` side, and `then` defines three values read together with `a`. The
     /// intervals of `b1` and `b2` run from the entry to the `else` block, over `then`, where
@@ -2498,6 +2494,8 @@ mod tests {
         assert!(odd.iter().all(|&r| !(16..24).contains(&r)), "{odd:?}");
     }
 
+    /// An 8-word tuple (a small wgmma accumulator) spilled moves as two `.128` accesses per
+    /// definition and per use (before, one `STL.128` stored only its first four words).
     #[test]
     fn a_wide_tuple_spills_as_aligned_quads() {
         let mut f = pressure(2, 32);
