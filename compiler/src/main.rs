@@ -21,6 +21,7 @@ extern "C" fn main(
 ) -> std::ffi::c_int {
     ptxc::cli::restore_sigpipe();
     tune_malloc();
+    ALLOCATOR.install();
     let code = match std::panic::catch_unwind(|| ptxc::cli::main(std::env::args())) {
         // `ExitCode` does not say its number; find it among the 256 (a few comparisons).
         Ok(code) => (0..=255u8)
