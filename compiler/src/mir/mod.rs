@@ -280,9 +280,10 @@ static SUFFIX_WORDS: [&str; 8] = [
 
 /// The suffixes of an operand, in order: up to four, each an index into [`SUFFIX_WORDS`] plus
 /// one (0: none). Four bytes where a `Vec<&'static str>` took 24 and made [`Operand`] 64 bytes
-/// (40 with this): every instruction's operand list, and every later pass's walk over it,
-/// is that much smaller (callgrind and page faults in `docs/passes/isel.md`). Almost every
-/// operand has none; the most any has is a wgmma descriptor's `negA.negB.tnspA.tnspB`.
+/// (40 with this): every instruction's operand list, and every copy selection keeps of one, is
+/// that much smaller (callgrind and page faults in `docs/passes/lowering.md`, "Cost of
+/// instruction selection"). Almost every operand has none; the most any has is a wgmma
+/// descriptor's `negA.negB.tnspA.tnspB`.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Suffixes([u8; 4]);
 
