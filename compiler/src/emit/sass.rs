@@ -137,7 +137,7 @@ fn operand(o: &mir::Operand, block_addr: &[u64]) -> Result<sass::Operand, String
     // Most operands have no suffix: no call to clone an empty list (0.5M of the 171.5M
     // instructions of compiling the straight-line 16k kernel).
     if !o.suffix.is_empty() {
-        out.suffix = o.suffix.clone();
+        out.suffix = o.suffix.to_vec();
     }
     Ok(out)
 }

@@ -269,13 +269,109 @@ pub struct Operand {
     pub abs: bool,
     /// `!p`, `~r`
     pub not: bool,
-    /// `.X`, `.H1`, `.B1`, … after the operand.
-    pub suffix: Vec<&'static str>,
+    /// `.H0_H0`, `.ROW`, `.negA`, … after the operand.
+    pub suffix: Suffixes,
 }
 
-/// As derived, with the common case first: a register operand without suffixes is copied
-/// field by field, where the derived clone matched on the kind and copied the (empty) suffix
-/// list through the allocator's `memcpy` (selection keeps a copy of many instructions,
+/// Every suffix selection puts after an operand ([`Suffixes`] holds indices into it).
+static SUFFIX_WORDS: [&str; 8] = [
+    "H0_H0", "ROW", "COL", "SIGN", "negA", "negB", "tnspA", "tnspB",
+];
+
+/// The suffixes of an operand, in order: up to four, each an index into [`SUFFIX_WORDS`] plus
+/// one (0: none). Four bytes where a `Vec<&'static str>` took 24 and made [`Operand`] 64 bytes
+/// (40 with this): every instruction's operand list, and every copy selection keeps of one, is
+/// that much smaller (callgrind and page faults in `docs/passes/lowering.md`, "Cost of
+/// instruction selection"). Almost every operand has none; the most any has is a wgmma
+/// descriptor's `negA.negB.tnspA.tnspB`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Suffixes([u8; 4]);
+
+impl Suffixes {
+    /// Appends `word`, which must be one of [`SUFFIX_WORDS`] (a new suffix is added there).
+    pub fn push(&mut self, word: &'static str) {
+        let Some(k) = SUFFIX_WORDS.iter().position(|w| *w == word) else {
+            panic!("operand suffix `{word}` is not in mir::SUFFIX_WORDS");
+        };
+        let n = self.len();
+        assert!(n < self.0.len(), "more than four suffixes on one operand");
+        self.0[n] = k as u8 + 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.iter().take_while(|&&k| k != 0).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0[0] == 0
+    }
+
+    /// The `i`-th suffix.
+    pub fn get(&self, i: usize) -> Option<&'static &'static str> {
+        match self.0.get(i) {
+            Some(&k) if k != 0 => Some(&SUFFIX_WORDS[usize::from(k) - 1]),
+            _ => None,
+        }
+    }
+
+    pub fn iter(&self) -> SuffixIter {
+        SuffixIter {
+            suffixes: *self,
+            next: 0,
+        }
+    }
+
+    pub fn contains(&self, word: &&str) -> bool {
+        self.iter().any(|w| w == word)
+    }
+
+    pub fn to_vec(&self) -> Vec<&'static str> {
+        self.iter().copied().collect()
+    }
+}
+
+/// The iterator of [`Suffixes::iter`].
+pub struct SuffixIter {
+    suffixes: Suffixes,
+    next: usize,
+}
+
+impl Iterator for SuffixIter {
+    type Item = &'static &'static str;
+
+    fn next(&mut self) -> Option<&'static &'static str> {
+        let w = self.suffixes.get(self.next)?;
+        self.next += 1;
+        Some(w)
+    }
+}
+
+impl IntoIterator for &Suffixes {
+    type Item = &'static &'static str;
+    type IntoIter = SuffixIter;
+
+    fn into_iter(self) -> SuffixIter {
+        self.iter()
+    }
+}
+
+impl std::ops::Index<usize> for Suffixes {
+    type Output = &'static str;
+
+    fn index(&self, i: usize) -> &&'static str {
+        self.get(i).expect("suffix index out of range")
+    }
+}
+
+/// As a list (`["H0_H0"]`), as the `Vec` it replaced printed.
+impl fmt::Debug for Suffixes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// As derived, with the common case first: a register operand is copied field by field,
+/// where the derived clone matched on the kind (selection keeps a copy of many instructions,
 /// `lower/isel/uniform.rs` `FirstDefs`).
 impl Clone for Operand {
     #[inline]
@@ -288,11 +384,7 @@ impl Clone for Operand {
             neg: self.neg,
             abs: self.abs,
             not: self.not,
-            suffix: if self.suffix.is_empty() {
-                Vec::new()
-            } else {
-                self.suffix.clone()
-            },
+            suffix: self.suffix,
         }
     }
 }
@@ -304,7 +396,7 @@ impl Operand {
             neg: false,
             abs: false,
             not: false,
-            suffix: Vec::new(),
+            suffix: Suffixes::default(),
         }
     }
 
@@ -918,7 +1010,8 @@ mod tests {
         decorated.neg = true;
         decorated.abs = true;
         decorated.not = true;
-        decorated.suffix = vec!["H1", "X"];
+        decorated.suffix.push("negA");
+        decorated.suffix.push("tnspB");
         let operands = [
             Operand::def(r),
             decorated,
@@ -933,5 +1026,28 @@ mod tests {
         for o in &operands {
             assert_eq!(&o.clone(), o);
         }
+    }
+
+    /// An operand's suffixes keep their order and print as the list they replaced; the
+    /// operand stays 40 bytes (a `Vec` of suffixes made it 64).
+    #[test]
+    fn sisel3_suffixes_keep_order_and_operand_stays_small() {
+        let mut s = Suffixes::default();
+        assert!(s.is_empty());
+        for w in ["tnspB", "negA", "ROW", "H0_H0"] {
+            s.push(w);
+        }
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.to_vec(), ["tnspB", "negA", "ROW", "H0_H0"]);
+        assert_eq!(s[1], "negA");
+        assert_eq!(s.get(4), None);
+        assert!(s.contains(&"ROW") && !s.contains(&"COL"));
+        assert_eq!(format!("{s:?}"), r#"["tnspB", "negA", "ROW", "H0_H0"]"#);
+        let printed = Operand::use_(Reg::phys(PReg::RZ))
+            .with_suffix("negA")
+            .with_suffix("negB")
+            .to_string();
+        assert_eq!(printed, "RZ.negA.negB");
+        assert_eq!(std::mem::size_of::<Operand>(), 40);
     }
 }

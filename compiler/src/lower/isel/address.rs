@@ -209,7 +209,7 @@ impl Cx<'_> {
             &[],
             vec![Operand::def(r), Operand::new(OpKind::SReg(n))],
         );
-        self.def_of.set(v, &inst);
+        self.def_of.set(v, &inst, &self.f.vregs);
         self.f.blocks[0].insts.insert(at, inst);
         self.entry_consts += 1;
         r

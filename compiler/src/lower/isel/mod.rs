@@ -695,7 +695,7 @@ impl Cx<'_> {
         inst.for_each_reg(|r| {
             if r.def {
                 if let Some(v) = r.reg.vreg() {
-                    self.def_of.note(v, &inst);
+                    self.def_of.note(v, &inst, &self.f.vregs);
                 }
                 self.note_word_def(r.reg, &inst);
             }
@@ -804,7 +804,7 @@ impl Cx<'_> {
     pub(super) fn entry_value(&mut self, inst: Inst) {
         for d in inst.defs() {
             if let Some(v) = d.vreg() {
-                self.def_of.note(v, &inst);
+                self.def_of.note(v, &inst, &self.f.vregs);
             }
             self.note_word_def(d, &inst);
         }

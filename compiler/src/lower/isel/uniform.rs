@@ -16,7 +16,7 @@
 
 use super::Cx;
 use crate::lower::ssa::VarInfo;
-use crate::mir::{Inst, OpKind, Operand, PReg, Reg, RegClass, VReg};
+use crate::mir::{Inst, OpKind, Operand, PReg, Reg, RegClass, RegRef, VReg, VRegInfo};
 
 /// Special registers with one value per warp (`S2UR` may read them).
 fn uniform_sreg(n: u8) -> bool {
@@ -58,12 +58,33 @@ fn kept_def(m: &str) -> bool {
         )
 }
 
+/// Whether only the uniform-datapath questions ([`Cx::uniform_of`], [`Cx::is_uniform`], and
+/// `ur_operands.rs`'s `twin_derived`, which is asked together with `is_uniform`) look at a
+/// definition of this mnemonic: no other question of [`kept_def`]'s list names it.
+fn twin_only(m: &str) -> bool {
+    matches!(
+        m,
+        "IADD3" | "VIADD" | "LEA" | "SHF" | "SGXT" | "LOP3" | "IMAD" | "PRMT" | "SEL"
+    )
+}
+
 /// The first instruction that defines each virtual register, so that a value can be recomputed
 /// in the uniform datapath or recognised (a constant, a parameter word).
 ///
 /// Dense by vreg number, and a copy is kept only of the instructions a question looks at
 /// ([`kept_def`]): on a straight-line kernel most values are floating-point arithmetic, and a
 /// copy of every defining instruction in a hash map was a fifth of selection's time.
+///
+/// Nor is a copy kept of an instruction only the uniform questions look at ([`twin_only`]) when
+/// it reads a one-word general register that is per-thread for good: one whose first definition
+/// has no copy (recorded as [`FirstDef::Other`]), has no uniform twin (a load, a `COPY`) or
+/// reads a per-thread special register (`S2R R, SR_TID.X`) — values [`Cx::uniform_of`] and
+/// [`Cx::is_uniform`] never rebuild. Such an instruction's values are never uniform either way
+/// (both questions need every source uniform, and say no for `Other`), so they too are recorded
+/// as `Other`, and so is whatever reads them: on a straight-line kernel, all the integer
+/// arithmetic that starts from `%tid.x`. The one difference: [`Cx::uniform_vreg`] used to give
+/// up on such a value only at its per-thread source, after making fresh registers for its
+/// results (and rebuilding the sources before it); now it gives up at once.
 #[derive(Default)]
 pub(super) struct FirstDefs {
     /// By vreg number: [`FirstDefs::UNSEEN`], [`FirstDefs::OTHER`] or an index into `kept`.
@@ -113,19 +134,51 @@ impl FirstDefs {
     }
 
     /// Records `inst` as `v`'s definition unless one was recorded before.
-    pub(super) fn note(&mut self, v: VReg, inst: &Inst) {
+    pub(super) fn note(&mut self, v: VReg, inst: &Inst, vregs: &[VRegInfo]) {
         if !self.contains(v) {
-            self.set(v, inst);
+            self.set(v, inst, vregs);
         }
     }
 
+    /// Whether `inst` reads a whole one-word general register whose first definition has no
+    /// copy, has no uniform twin (a load, a `COPY`; not a `PHI`) or reads a per-thread special
+    /// register (`S2R R, SR_TID.X`): a value no uniform question rebuilds ([`twin_only`]).
+    fn reads_per_thread(&self, inst: &Inst, vregs: &[VRegInfo]) -> bool {
+        inst.ops.iter().any(|o| match o.kind {
+            OpKind::Reg(RegRef {
+                reg:
+                    Reg::Virt {
+                        vreg,
+                        first: 0,
+                        count: 1,
+                    },
+                def: false,
+            }) => {
+                let info = &vregs[vreg.0 as usize];
+                info.class == RegClass::Gpr
+                    && info.words == 1
+                    && match self.get(vreg) {
+                        FirstDef::Other => true,
+                        FirstDef::Inst(d) => {
+                            d.mnemonic != "PHI"
+                                && (uniform_mnemonic(d.mnemonic).is_none() || reads_thread_sreg(d))
+                        }
+                        FirstDef::Unseen => false,
+                    }
+            }
+            _ => false,
+        })
+    }
+
     /// Records `inst` as `v`'s definition.
-    pub(super) fn set(&mut self, v: VReg, inst: &Inst) {
+    pub(super) fn set(&mut self, v: VReg, inst: &Inst, vregs: &[VRegInfo]) {
         let i = v.0 as usize;
         if self.slot.len() <= i {
             self.slot.resize(i + 1, Self::UNSEEN);
         }
-        self.slot[i] = if kept_def(inst.mnemonic) {
+        self.slot[i] = if kept_def(inst.mnemonic)
+            && !(twin_only(inst.mnemonic) && self.reads_per_thread(inst, vregs))
+        {
             self.kept.push(inst.clone());
             self.kept.len() as u32 - 1
         } else {
@@ -734,4 +787,71 @@ fn sources_uniform(def: &Inst, mut reg_uniform: impl FnMut(Reg) -> bool) -> bool
         OpKind::Prior(_) | OpKind::Mem { .. } | OpKind::CBank { base: Some(_), .. } => false,
         _ => true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(class: RegClass) -> VRegInfo {
+        VRegInfo {
+            class,
+            words: 1,
+            hint: None,
+        }
+    }
+
+    fn s2r(d: u32, sreg: u8) -> Inst {
+        Inst::new(
+            "S2R",
+            &[],
+            vec![
+                Operand::def(Reg::whole(VReg(d), 1)),
+                Operand::new(OpKind::SReg(sreg)),
+            ],
+        )
+    }
+
+    fn iadd3(d: u32, a: u32) -> Inst {
+        Inst::new(
+            "IADD3",
+            &[],
+            vec![
+                Operand::def(Reg::whole(VReg(d), 1)),
+                Operand::use_(Reg::whole(VReg(a), 1)),
+                Operand::imm(4),
+                Operand::use_(Reg::phys(PReg::RZ)),
+            ],
+        )
+    }
+
+    /// Arithmetic on `%tid.x` keeps no copy (it is never uniform), and neither does what reads
+    /// it; arithmetic on `%ctaid.x` (uniform, `SR_CTAID.X` = 0x25) keeps one, and so do the
+    /// definitions other questions look at (`MOV`) whatever they read.
+    #[test]
+    fn sisel3_first_defs_drop_per_thread_arithmetic() {
+        let vregs = vec![info(RegClass::Gpr); 6];
+        let mut defs = FirstDefs::default();
+        defs.reserve(vregs.len());
+        defs.set(VReg(0), &s2r(0, 0x21), &vregs);
+        defs.set(VReg(1), &s2r(1, 0x25), &vregs);
+        defs.note(VReg(2), &iadd3(2, 0), &vregs);
+        defs.note(VReg(3), &iadd3(3, 2), &vregs);
+        defs.note(VReg(4), &iadd3(4, 1), &vregs);
+        let mov = Inst::new(
+            "MOV",
+            &[],
+            vec![
+                Operand::def(Reg::whole(VReg(5), 1)),
+                Operand::use_(Reg::whole(VReg(3), 1)),
+            ],
+        );
+        defs.note(VReg(5), &mov, &vregs);
+        assert!(matches!(defs.get(VReg(0)), FirstDef::Inst(i) if i.mnemonic == "S2R"));
+        assert!(matches!(defs.get(VReg(2)), FirstDef::Other));
+        assert!(matches!(defs.get(VReg(3)), FirstDef::Other));
+        assert!(matches!(defs.get(VReg(4)), FirstDef::Inst(i) if i.mnemonic == "IADD3"));
+        assert!(matches!(defs.get(VReg(5)), FirstDef::Inst(i) if i.mnemonic == "MOV"));
+        assert_eq!(defs.kept.len(), 4);
+    }
 }
