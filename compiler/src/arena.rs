@@ -51,8 +51,8 @@
 //! The second core was also tried for compiling work, and is not used for it: running the
 //! checker on the main thread while lowering and encoding ran on another (lowering needs only
 //! the module's header from the checker) made the straight-line 16k kernel slower, median 24.4
-//! → 29.6 ms over 31 interleaved runs (64k 103 → 108 ms), with the checker's allocations sent to
-//! glibc so that the two threads did not share the arena's lists (2026-12-02).
+//! → 29.6 ms over 31 interleaved runs, and 29.7 ms with the checker's allocations sent to glibc
+//! so that the two threads did not share the arena's lists (64k 103 → 108 ms; 2026-12-02).
 //!
 //! A freed large block is reused only by its class or a smaller one (glibc merges neighbouring
 //! free blocks; loops 64k: 110 MB in the large region against 88 MB in glibc's heap, and 135 MB
