@@ -255,14 +255,16 @@ pub struct Block {
     pub span: Span,
 }
 
-/// A statement in a function body. Large variants are boxed so that the parser moves small
-/// values (see `docs/ARCHITECTURE.md`, "`frontend/` — PTX text to a checked module").
+/// A statement in a function body. Every variant is boxed, so that the parser moves small
+/// values (see `docs/ARCHITECTURE.md`, "`frontend/` — PTX text to a checked module") and a
+/// block's statement vector holds 16 bytes a statement (at 64k straight-line instructions,
+/// 1.5 MB less than with a label or a block inline).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Var(Box<VarDecl>),
-    Label(Name),
+    Label(Box<Name>),
     Instr(Box<Instruction>),
-    Block(Block),
+    Block(Box<Block>),
     /// `.pragma "nounroll";`
     Pragma(Box<Directive>),
     /// `.loc file line col [, more]`
@@ -559,6 +561,7 @@ mod tests {
     #[test]
     fn common_nodes_stay_small() {
         assert_eq!(size_of::<Name>(), 32);
+        assert_eq!(size_of::<Stmt>(), 16);
         assert!(size_of::<Expr>() <= 48, "Expr: {}", size_of::<Expr>());
         assert!(size_of::<Operand>() <= 56, "Operand: {}", size_of::<Operand>());
         assert!(
