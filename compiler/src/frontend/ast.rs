@@ -550,7 +550,6 @@ pub(crate) fn unbox<T>(v: Vec<Box<T>>) -> Vec<T> {
     v.into_iter().map(|b| *b).collect()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,7 +562,11 @@ mod tests {
         assert_eq!(size_of::<Name>(), 32);
         assert_eq!(size_of::<Stmt>(), 16);
         assert!(size_of::<Expr>() <= 48, "Expr: {}", size_of::<Expr>());
-        assert!(size_of::<Operand>() <= 56, "Operand: {}", size_of::<Operand>());
+        assert!(
+            size_of::<Operand>() <= 56,
+            "Operand: {}",
+            size_of::<Operand>()
+        );
         assert!(
             size_of::<Instruction>() <= 96,
             "Instruction: {}",
