@@ -2013,7 +2013,7 @@ impl Checker {
             return;
         };
         let resolved = self.resolve(&name.text, ctx);
-        self.resolved_reg_operand(name, component.as_ref(), resolved, want, relaxed, oc);
+        self.resolved_reg_operand(name, component.as_deref(), resolved, want, relaxed, oc);
     }
 
     /// [`Self::reg_operand`] once the name is resolved.
@@ -2125,7 +2125,7 @@ impl Checker {
                 r @ Resolved::Reg(_) => {
                     return self.resolved_reg_operand(
                         name,
-                        component.as_ref(),
+                        component.as_deref(),
                         r,
                         want,
                         relaxed,

@@ -258,7 +258,7 @@ pub fn expr(e: &Expr) -> String {
             Some(c) => format!("{}{}", name.text, c.text),
             None => name.text.to_string(),
         },
-        Expr::Lit { text, .. } => text.clone(),
+        Expr::Lit { text, .. } => text.to_string(),
         Expr::Unary { op, arg, .. } => {
             let o = match op {
                 UnOp::Neg => "-",

@@ -156,11 +156,11 @@ impl<'a> Line<'_, 'a, '_> {
             let (l, Tok::Ident(pred), r) = self.bump()? else {
                 return None;
             };
-            Some(Guard {
+            Some(Box::new(Guard {
                 negated,
                 pred: Name::new(pred, l, r),
                 span: Span::new(start, r),
-            })
+            }))
         } else {
             None
         };

@@ -625,7 +625,7 @@ impl Inliner<'_> {
                     if op == "call" && !self.is_extern_call(ins) {
                         let ins = ins.clone();
                         if let Some(expanded) = self.expand(&ins, depth, params) {
-                            stmts[i] = Stmt::Block(expanded);
+                            stmts[i] = Stmt::Block(Box::new(expanded));
                         }
                     }
                 }
@@ -858,14 +858,14 @@ impl Inliner<'_> {
         self.stack.push(name.text.to_string());
         self.block(&mut body, depth + 1, &visible);
         self.stack.pop();
-        stmts.push(Stmt::Block(Block {
+        stmts.push(Stmt::Block(Box::new(Block {
             stmts: body,
             span: call.span,
-        }));
-        stmts.push(Stmt::Label(Name {
+        })));
+        stmts.push(Stmt::Label(Box::new(Name {
             text: ret_label.into(),
             span: call.span,
-        }));
+        })));
         stmts.extend(after);
         Some(Block {
             stmts,

@@ -1034,7 +1034,7 @@ fn predicate_uniform_regions(p: &mut Plan<'_>) {
         }
         let guard = ast::Guard {
             negated: !g.negated,
-            ..g.clone()
+            ..(**g).clone()
         };
         p.blocks[a].instrs.pop();
         p.blocks[a].succs.clear();

@@ -1044,7 +1044,7 @@ impl Cx<'_> {
                     return Some(Val::Imm(32));
                 }
                 if name.text.starts_with('%') {
-                    return self.sreg(name, component.as_ref()).map(Val::Reg);
+                    return self.sreg(name, component.as_deref()).map(Val::Reg);
                 }
                 self.error(
                     name.span,
@@ -1214,7 +1214,7 @@ impl Cx<'_> {
         self.cur_span = Some(ins.span);
         let guard = ins
             .guard
-            .as_ref()
+            .as_deref()
             .or(region.filter(|_| ins.opcode.text != "mov"));
         if let Some(g) = guard {
             match self.lookup_reg(&g.pred.text) {
