@@ -71,102 +71,125 @@ impl Pass for DeadCode {
     /// A worklist over use counts: an instruction dies when it is pure and no result is used;
     /// its death lowers the counts of what it reads, and a register whose count drops to zero
     /// puts its definitions back on the list. Linear in the size of the function.
+    ///
+    /// Only a pure instruction writing a virtual register can die (a *candidate*). One walk
+    /// over the instructions counts the reads and copies each candidate's virtual registers
+    /// into one flat list; the worklist then reads that list, not the instructions, whose
+    /// operands lie all over the heap (measured in `docs/passes/dce.md`).
     fn run(&self, f: &mut Function) -> Result<(), String> {
         let nv = f.vregs.len();
+        let n = f.num_insts();
         let mut uses = vec![0u32; nv];
-        // The instructions defining each register, as (block, index): a list per register
-        // threaded through one vector (`first_def[v]`, then each entry's `next`), not a vector
-        // per register.
+        // Candidate `c` is instruction `place[c]` (block, index; in program order); its
+        // virtual registers are `regs[at[c]..at[c + 1]]`, results marked with `RESULT`.
+        const RESULT: u32 = 1 << 31;
+        let mut place: Vec<(u32, u32)> = Vec::with_capacity(n);
+        let mut at: Vec<u32> = Vec::with_capacity(n + 1);
+        at.push(0);
+        let mut regs: Vec<u32> = Vec::with_capacity(2 * n);
+        // The candidates writing each register, as (candidate, next): a list per register
+        // threaded through one vector (`first_def[v]`, then each entry's `next`).
         const NONE: u32 = u32::MAX;
         let mut first_def = vec![NONE; nv];
-        // Sized for the whole function at once: grown a doubling at a time, these lists were
-        // copied a dozen times in large kernels.
-        let n = f.num_insts();
-        let mut defs: Vec<(usize, usize, u32)> = Vec::with_capacity(n);
-        let mut work: Vec<(usize, usize)> = Vec::with_capacity(n);
-        // Only pure instructions can die, so only they go on the list and only their
-        // definitions are recorded. One walk over each instruction's registers
-        // (`Inst::for_each_reg`).
+        let mut defs: Vec<(u32, u32)> = Vec::with_capacity(n);
+        // The candidates that are `ELECT`s (for the lane number below).
+        let mut elects: Vec<u32> = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {
             for (k, inst) in block.insts.iter().enumerate() {
-                let pure = is_pure(inst.mnemonic);
-                inst.for_each_reg(|r| match (r.reg.vreg(), r.def) {
-                    (Some(v), false) => uses[v.0 as usize] += 1,
-                    (Some(v), true) if pure => {
-                        defs.push((b, k, first_def[v.0 as usize]));
-                        first_def[v.0 as usize] = (defs.len() - 1) as u32;
-                    }
-                    _ => {}
-                });
-                if pure {
-                    work.push((b, k));
+                if !is_pure(inst.mnemonic) {
+                    inst.for_each_reg(|r| {
+                        if let (Some(v), false) = (r.reg.vreg(), r.def) {
+                            uses[v.0 as usize] += 1;
+                        }
+                    });
+                    continue;
                 }
+                let c = place.len() as u32;
+                let mut writes_virtual = false;
+                inst.for_each_reg(|r| {
+                    let Some(v) = r.reg.vreg() else {
+                        return;
+                    };
+                    if r.def {
+                        regs.push(v.0 | RESULT);
+                        defs.push((c, first_def[v.0 as usize]));
+                        first_def[v.0 as usize] = (defs.len() - 1) as u32;
+                        writes_virtual = true;
+                    } else {
+                        uses[v.0 as usize] += 1;
+                        regs.push(v.0);
+                    }
+                });
+                if !writes_virtual {
+                    // It stays (physical results, `PT`, are discarded anyway); its reads count.
+                    regs.truncate(at[at.len() - 1] as usize);
+                    continue;
+                }
+                if inst.mnemonic == "ELECT" {
+                    elects.push(c);
+                }
+                place.push((b as u32, k as u32));
+                at.push(regs.len() as u32);
             }
         }
-        let mut dead: Vec<Vec<bool>> = f
-            .blocks
-            .iter()
-            .map(|b| vec![false; b.insts.len()])
-            .collect();
-        while let Some((b, k)) = work.pop() {
-            if dead[b][k] {
+        let mut dead = vec![false; place.len()];
+        // Popped last to first: a dead chain mostly dies in one sweep.
+        let mut work: Vec<u32> = (0..place.len() as u32).collect();
+        while let Some(c) = work.pop() {
+            let c = c as usize;
+            if dead[c] {
                 continue;
             }
-            let inst = &f.blocks[b].insts[k];
-            // Every instruction on the list is pure. Physical results (PT) are discarded
-            // anyway.
-            let (mut virt, mut used) = (false, false);
-            inst.for_each_reg(|r| {
-                if r.def
-                    && let Some(v) = r.reg.vreg()
-                {
-                    virt = true;
-                    used |= uses[v.0 as usize] != 0;
-                }
-            });
-            if !virt || used {
+            let own = &regs[at[c] as usize..at[c + 1] as usize];
+            if own
+                .iter()
+                .any(|&r| r & RESULT != 0 && uses[(r & !RESULT) as usize] != 0)
+            {
                 continue;
             }
-            dead[b][k] = true;
-            inst.for_each_reg(|r| {
-                let Some(v) = r.reg.vreg().filter(|_| !r.def) else {
-                    return;
-                };
-                let n = &mut uses[v.0 as usize];
-                *n -= 1;
-                if *n == 0 {
-                    let mut d = first_def[v.0 as usize];
+            dead[c] = true;
+            for &r in own.iter().filter(|&&r| r & RESULT == 0) {
+                let count = &mut uses[r as usize];
+                *count -= 1;
+                if *count == 0 {
+                    let mut d = first_def[r as usize];
                     while d != NONE {
-                        let (db, dk, next) = defs[d as usize];
-                        work.push((db, dk));
+                        let (def, next) = defs[d as usize];
+                        work.push(def);
                         d = next;
                     }
                 }
-            });
-        }
-        for (block, dead) in f.blocks.iter_mut().zip(&dead) {
-            // A live `ELECT` (its predicate is read) whose lane number nobody reads writes it
-            // to `URZ`, as ptxas does (`ELECT P1, URZ, PT` for `elect.sync %r|%p` with `%r`
-            // unused, pyptx matmul_tma_v33–v35), so it takes no uniform register.
-            for (inst, _) in block.insts.iter_mut().zip(dead).filter(|(_, d)| !**d) {
-                if inst.mnemonic != "ELECT" {
-                    continue;
-                }
-                if let Some(op) = inst.ops.get_mut(1)
-                    && let OpKind::Reg(r) = &op.kind
-                    && r.def
-                    && r.reg.vreg().is_some_and(|v| uses[v.0 as usize] == 0)
-                {
-                    *op = Operand::def(Reg::phys(PReg::URZ));
-                }
             }
-            if !dead.contains(&true) {
+        }
+        // A live `ELECT` (its predicate is read) whose lane number nobody reads writes it to
+        // `URZ`, as ptxas does (`ELECT P1, URZ, PT` for `elect.sync %r|%p` with `%r` unused,
+        // pyptx matmul_tma_v33–v35), so it takes no uniform register.
+        for &c in elects.iter().filter(|&&c| !dead[c as usize]) {
+            let (b, k) = place[c as usize];
+            let inst = &mut f.blocks[b as usize].insts[k as usize];
+            if let Some(op) = inst.ops.get_mut(1)
+                && let OpKind::Reg(r) = &op.kind
+                && r.def
+                && r.reg.vreg().is_some_and(|v| uses[v.0 as usize] == 0)
+            {
+                *op = Operand::def(Reg::phys(PReg::URZ));
+            }
+        }
+        let mut doomed = place
+            .iter()
+            .zip(&dead)
+            .filter_map(|(&bk, &d)| d.then_some(bk))
+            .peekable();
+        for (b, block) in f.blocks.iter_mut().enumerate() {
+            let b = b as u32;
+            if doomed.peek().is_none_or(|&(db, _)| db != b) {
                 continue;
             }
             let mut k = 0;
             block.insts.retain(|_| {
+                let dies = doomed.next_if_eq(&(b, k)).is_some();
                 k += 1;
-                !dead[k - 1]
+                !dies
             });
         }
         Ok(())
@@ -237,5 +260,53 @@ mod tests {
             .all(|i| i.uses().next() == Some(x));
         assert!(reads_x, "{text}");
         crate::mir::verify::verify(&f).unwrap_or_else(|e| panic!("{e:?}\n{f}"));
+    }
+
+    /// A dead chain dies whole (`%c` reads `%b` twice, `%b` reads `%a`), across blocks;
+    /// what a store reads stays, and so does a pure instruction writing only a physical
+    /// register; a live `ELECT` whose lane number is unread writes `URZ`.
+    #[test]
+    fn dead_chains_die_whole() {
+        let mut f = Function::new("dce", true);
+        let b1 = f.new_block(None);
+        let gpr = |f: &mut Function| Reg::whole(f.new_vreg(RegClass::Gpr, 1, None), 1);
+        let (a, b, c, kept) = (gpr(&mut f), gpr(&mut f), gpr(&mut f), gpr(&mut f));
+        let lane = Reg::whole(f.new_vreg(RegClass::Ugpr, 1, None), 1);
+        let p = Reg::whole(f.new_vreg(RegClass::Pred, 1, None), 1);
+        let op = |m: &'static str, d: Reg, s: &[Reg]| {
+            let mut ops = vec![Operand::def(d)];
+            ops.extend(s.iter().map(|&r| Operand::use_(r)));
+            Inst::new(m, &[], ops)
+        };
+        f.blocks[0].insts = vec![
+            Inst::new("S2R", &[], vec![Operand::def(a)]),
+            op("IADD3", b, &[a]),
+            op("MOV", kept, &[a]),
+            Inst::new("ELECT", &[], vec![Operand::def(p), Operand::def(lane)]),
+            op("ISETP", Reg::phys(PReg::PT), &[kept]),
+        ];
+        f.blocks[0].fallthrough = Some(b1);
+        f.block_mut(b1).insts = vec![
+            op("IADD3", c, &[b, b]),
+            Inst::new("STG", &[], vec![Operand::use_(kept)]).guarded(p, false),
+            Inst::new("EXIT", &[], vec![]),
+        ];
+        DeadCode.run(&mut f).unwrap();
+        let text = f.to_string();
+        let left: Vec<Vec<&str>> = f
+            .blocks
+            .iter()
+            .map(|b| b.insts.iter().map(|i| i.mnemonic).collect())
+            .collect();
+        assert_eq!(
+            left,
+            [vec!["S2R", "MOV", "ELECT", "ISETP"], vec!["STG", "EXIT"]],
+            "{text}"
+        );
+        let elect = &f.blocks[0].insts[2];
+        assert!(
+            matches!(elect.ops[1].kind, OpKind::Reg(r) if r.reg == Reg::phys(PReg::URZ)),
+            "{text}"
+        );
     }
 }

@@ -38,25 +38,53 @@ impl Pass for CoalesceTuples {
         if !f.ssa {
             return Ok(());
         }
-        into_tuples(f);
-        out_of_tuples(f);
+        let mut counts = Counts::of(f);
+        into_tuples(f, &mut counts);
+        out_of_tuples(f, &counts);
         Ok(())
     }
 }
 
-/// The number of reads of each virtual register.
-fn use_counts(f: &Function) -> Vec<u32> {
-    let mut uses = vec![0u32; f.vregs.len()];
-    for b in &f.blocks {
-        for i in &b.insts {
-            i.for_each_reg(|r| {
-                if let (Some(v), false) = (r.reg.vreg(), r.def) {
-                    uses[v.0 as usize] += 1;
+/// What the two rewrites ask about the registers, from one walk over the operands (a walk
+/// each cost as much again in large kernels: the operands lie all over the heap).
+struct Counts {
+    /// The reads of each virtual register (as before `into_tuples`).
+    uses: Vec<u32>,
+    /// The definitions covering each of the first four words of each register (saturating),
+    /// kept current by `into_tuples`.
+    word_defs: Vec<[u8; 4]>,
+    /// Read by a `PHI`.
+    in_phi: Vec<bool>,
+}
+
+impl Counts {
+    fn of(f: &Function) -> Counts {
+        let nv = f.vregs.len();
+        let mut c = Counts {
+            uses: vec![0; nv],
+            word_defs: vec![[0; 4]; nv],
+            in_phi: vec![false; nv],
+        };
+        for i in f.blocks.iter().flat_map(|b| &b.insts) {
+            let phi = i.is_phi();
+            i.for_each_reg(|r| match (r.reg, r.def) {
+                (Reg::Virt { vreg, first, count }, true) => {
+                    for w in first..(first + count).min(4) {
+                        let n = &mut c.word_defs[vreg.0 as usize][usize::from(w)];
+                        *n = n.saturating_add(1);
+                    }
                 }
+                (Reg::Virt { vreg, .. }, false) => {
+                    c.uses[vreg.0 as usize] += 1;
+                    if phi {
+                        c.in_phi[vreg.0 as usize] = true;
+                    }
+                }
+                _ => {}
             });
         }
+        c
     }
-    uses
 }
 
 /// A single-word `COPY dst ← src` between virtual registers, unguarded: `(dst, src)`.
@@ -77,8 +105,8 @@ fn word_copy(i: &crate::mir::Inst) -> Option<(Reg, Reg)> {
     }
 }
 
-fn into_tuples(f: &mut Function) {
-    let uses = use_counts(f);
+fn into_tuples(f: &mut Function, counts: &mut Counts) {
+    let uses = &counts.uses;
     for b in 0..f.blocks.len() {
         let mut k = 0;
         while k < f.blocks[b].insts.len() {
@@ -137,35 +165,17 @@ fn into_tuples(f: &mut Function) {
                     r.reg = dst;
                 }
             }
+            // `x` lost its definition; the word of `t` has one still (the copy's, moved).
+            let n = &mut counts.word_defs[x.0 as usize][0];
+            *n = n.saturating_sub(1);
             f.blocks[b].insts.remove(k);
         }
     }
 }
 
-fn out_of_tuples(f: &mut Function) {
+fn out_of_tuples(f: &mut Function, counts: &Counts) {
     let nv = f.vregs.len();
-    // Definitions covering each word (up to 4 words per register).
-    let mut word_defs = vec![[0u8; 4]; nv];
-    let mut in_phi = vec![false; nv];
-    for b in &f.blocks {
-        for i in &b.insts {
-            i.for_each_reg(|r| {
-                if let (Reg::Virt { vreg, first, count }, true) = (r.reg, r.def) {
-                    for w in first..(first + count).min(4) {
-                        let n = &mut word_defs[vreg.0 as usize][usize::from(w)];
-                        *n = n.saturating_add(1);
-                    }
-                }
-            });
-            if i.is_phi() {
-                for r in i.uses() {
-                    if let Some(v) = r.vreg() {
-                        in_phi[v.0 as usize] = true;
-                    }
-                }
-            }
-        }
-    }
+    let (word_defs, in_phi) = (&counts.word_defs, &counts.in_phi);
     // Precoloured values (call arguments and results) stay where the convention puts them.
     let fixed: Vec<crate::mir::VReg> = f.fixed.iter().map(|(v, _)| *v).collect();
     let shape: Vec<(crate::mir::RegClass, u8)> =
@@ -242,5 +252,58 @@ fn out_of_tuples(f: &mut Function) {
                 g.pred = resolve(g.pred, &replace);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{Inst, Operand, RegClass};
+
+    /// Both rewrites in one run, on the counts of one walk: the `MOV`s into `x` and `y` write
+    /// the words of the pair `t` (their copies go), and then `z = MOV t.1` goes too, its reader
+    /// reading `t.1`: word 1 of `t` still has one definition after the first rewrite moved it.
+    #[test]
+    fn into_then_out_of_a_tuple() {
+        let mut f = Function::new("t", true);
+        let gpr =
+            |f: &mut Function, words| Reg::whole(f.new_vreg(RegClass::Gpr, words, None), words);
+        let (x, y, z, t) = (
+            gpr(&mut f, 1),
+            gpr(&mut f, 1),
+            gpr(&mut f, 1),
+            gpr(&mut f, 2),
+        );
+        let Reg::Virt { vreg: tv, .. } = t else {
+            unreachable!()
+        };
+        let word = |k| Reg::word(tv, k);
+        let mov = |d, k| {
+            Inst::new(
+                "MOV",
+                &[],
+                vec![Operand::def(d), Operand::new(OpKind::Int(k))],
+            )
+        };
+        let copy = |m, d, s| Inst::new(m, &[], vec![Operand::def(d), Operand::use_(s)]);
+        f.blocks[0].insts = vec![
+            mov(x, 1),
+            mov(y, 2),
+            copy("COPY", word(0), x),
+            copy("COPY", word(1), y),
+            copy("MOV", z, word(1)),
+            Inst::new("STG", &[], vec![Operand::use_(t)]),
+            Inst::new("STG", &[], vec![Operand::use_(z)]),
+            Inst::new("EXIT", &[], vec![]),
+        ];
+        CoalesceTuples.run(&mut f).unwrap();
+        let text = f.to_string();
+        let insts = &f.blocks[0].insts;
+        let left: Vec<&str> = insts.iter().map(|i| i.mnemonic).collect();
+        assert_eq!(left, ["MOV", "MOV", "STG", "STG", "EXIT"], "{text}");
+        assert_eq!(insts[0].defs().next(), Some(word(0)), "{text}");
+        assert_eq!(insts[1].defs().next(), Some(word(1)), "{text}");
+        assert_eq!(insts[3].uses().next(), Some(word(1)), "{text}");
+        crate::mir::verify::verify(&f).unwrap_or_else(|e| panic!("{e:?}\n{f}"));
     }
 }
