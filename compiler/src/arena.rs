@@ -45,8 +45,11 @@
 //! compilation runs. Measured on 2026-12-02 on the 2-core machine with nothing else running:
 //! straight-line 64k 225 → 149 ms wall (`perf stat -r 15`; the compiling thread's page faults
 //! 23 522 → 3 165, CPU time of both threads 212 → 215 ms); straight-line 16k median 48.9 → 38.5
-//! ms (25 interleaved runs). Leads of 4–32 MiB and steps of 256 KiB–4 MiB measured within the
-//! noise of each other at 16k; 8 MiB and 1 MiB are the ones measured at 64k.
+//! ms (25 interleaved runs), with a lead of 8 MiB asked for in steps of 1 MiB. Every page the
+//! thread maps past the compilation's last allocation is wasted work (and more for the process's
+//! exit to unmap), so shorter leads were measured: over 41 interleaved runs of 16k (medians
+//! 28.6, 29.1 and 30.3 ms) and 15 of 64k (88.4, 90.5 and 97.5 ms), leads of 4, 2 and 8 MiB
+//! (steps of 512, 256 and 1 024 KiB). 4 MiB in steps of 512 KiB is used.
 //!
 //! The second core was also tried for compiling work, and is not used for it: running the
 //! checker on the main thread while lowering and encoding ran on another (lowering needs only
@@ -308,9 +311,9 @@ impl Arena {
 }
 
 /// How far ahead of each region's frontier the populating thread keeps pages present.
-const POPULATE_LEAD: usize = 8 << 20;
+const POPULATE_LEAD: usize = 4 << 20;
 /// How much the populating thread asks the kernel for at once.
-const POPULATE_STEP: usize = 1 << 20;
+const POPULATE_STEP: usize = 512 << 10;
 
 /// The arena `main` made the process's global allocator ([`Arena::install`]), if any.
 static INSTALLED: std::sync::OnceLock<&'static Arena> = std::sync::OnceLock::new();
