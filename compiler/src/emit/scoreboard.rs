@@ -98,9 +98,9 @@ pub struct Node {
     pub guard: Option<Unit>,
     pub flow: Flow,
     /// Index of the branch/call target, if it is inside the function.
-    pub target: Option<usize>,
+    pub target: Option<u32>,
     /// `BSSY`'s reconvergence point (starts a block, but is not an edge).
-    pub reconverge: Option<usize>,
+    pub reconverge: Option<u32>,
     /// Registers in reuse slots: (slot, register) for GPR operands that have a slot.
     pub slots: SmallVec<[(u8, Unit); 4]>,
     /// Part of the padding after the code (`BRA` to itself, then `NOP`s).
@@ -301,7 +301,7 @@ pub fn analyze_encoded_sharing(
                 slots.push((slot, (r.file, r.num)));
             }
         }
-        let target = target_addr(i).and_then(at_addr);
+        let target = target_addr(i).and_then(at_addr).map(|t| t as u32);
         let flow = flow_of(i);
         let completion = completion_of(i, &writes);
         out.push(Node {
@@ -488,10 +488,10 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         leader[0] = true;
     }
     for (k, node) in nodes.iter().enumerate() {
-        if let Some(t) = node.target.or(node.reconverge) {
+        if let Some(t) = node.target.or(node.reconverge).map(|t| t as usize) {
             leader[t] = true;
         }
-        if let Some(t) = node.reconverge {
+        if let Some(t) = node.reconverge.map(|t| t as usize) {
             leader[t] = true;
         }
         if node.flow != Flow::Next || matches!(node.class.pipe, "branch" | "conv") {
@@ -522,9 +522,9 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         let mut s = Vec::new();
         match last.flow {
             Flow::Next | Flow::Call => s.extend(next),
-            Flow::Jump => s.extend(last.target.map(|t| block_of[t])),
+            Flow::Jump => s.extend(last.target.map(|t| block_of[t as usize])),
             Flow::Branch => {
-                s.extend(last.target.map(|t| block_of[t]));
+                s.extend(last.target.map(|t| block_of[t as usize]));
                 s.extend(next);
             }
             Flow::Stop => {}
@@ -533,7 +533,7 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
             && let Some(t) = last.target
         {
             // The callee starts with whatever the caller has in flight.
-            s.push(block_of[t]);
+            s.push(block_of[t as usize]);
         }
         s.dedup();
         succs[b] = s;
@@ -797,7 +797,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
             for &t in &g.succs[b] {
                 // The callee edge does not carry the caller's continuation liveness.
                 if last.flow == Flow::Call
-                    && last.target.map(|x| g.block_of[x]) == Some(t)
+                    && last.target.map(|x| g.block_of[x as usize]) == Some(t)
                     && Some(t) != (e < nodes.len()).then(|| g.block_of[e])
                 {
                     continue;
@@ -813,7 +813,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
                 if n.flow == Flow::Call
                     && let Some(t) = n.target
                 {
-                    live.extend(live_in[g.block_of[t]].iter().copied());
+                    live.extend(live_in[g.block_of[t as usize]].iter().copied());
                 }
             }
             if live != live_in[b] {
@@ -846,7 +846,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
     let calls: Vec<(usize, usize)> = nodes
         .iter()
         .enumerate()
-        .filter_map(|(k, n)| (n.flow == Flow::Call).then_some((k, n.target?)))
+        .filter_map(|(k, n)| (n.flow == Flow::Call).then_some((k, n.target? as usize)))
         .collect();
     let written: Vec<BTreeSet<Unit>> = calls.iter().map(|&(_, t)| clobbers(t)).collect();
     for ((k, t), written) in calls.into_iter().zip(written) {
@@ -2775,6 +2775,17 @@ pub(crate) mod tests {
             1 << rb,
             "the MOV waits for the release"
         );
+    }
+
+    /// A node and an event-dataflow record exist for every instruction of a function, and on
+    /// large kernels first touching their pages is a good part of the emit stage's time: they
+    /// stay small (the class by reference, the event register sets aside).
+    #[test]
+    fn per_instruction_records_stay_small() {
+        // 256, 128 and 112 bytes before (2026-12-02).
+        assert!(std::mem::size_of::<Node>() <= 128);
+        assert!(std::mem::size_of::<Info>() <= 40);
+        assert!(std::mem::size_of::<Why>() <= 64);
     }
 
     #[test]
