@@ -1888,14 +1888,18 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
 
     // Scoreboards.
     let mut events = Events::new(nodes, &g.block_of);
-    let walked = solve(&mut events, &g, &order, None, &[]);
-    let (colour, _, coloured) = allocate(&mut events, &g, &order, &walked);
+    let first_walk = solve(&mut events, &g, &order, None, &[]);
+    let (colour, _, coloured) = allocate(&mut events, &g, &order, &first_walk);
+    drop(first_walk);
     // The walk with the final scoreboards, unless `allocate` already made it (the second
     // colouring pass usually keeps the first pass's scoreboards: one walk of three saved).
     let walked = match coloured {
         Some(w) => w,
         None => solve(&mut events, &g, &order, Some(&colour), &[]),
     };
+    // What is freed here (the first walk, the per-instruction facts of the dataflow) serves the
+    // timing's vectors below instead of new pages.
+    drop(events);
     for k in 0..n {
         ctrl[k].wait |= walked.mask[k];
     }
@@ -1910,6 +1914,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             None => why[k].waits.push((c, vec![(p, ev_is_read(ev))])),
         }
     }
+    drop(walked);
     for (e, &c) in colour.iter().enumerate() {
         let k = ev_instr(e as Ev);
         if c == NONE {
