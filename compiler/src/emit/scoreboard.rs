@@ -2145,9 +2145,9 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
         source: "",
         ids: None,
     };
-    let gap = m.issue_gap(&node.class, &any) as i64;
+    let gap = m.issue_gap(node.class, &any) as i64;
     if k + 1 < nodes.len() {
-        gap.max(m.issue_gap(&node.class, &nodes[k + 1].class) as i64)
+        gap.max(m.issue_gap(node.class, nodes[k + 1].class) as i64)
     } else {
         gap
     }
@@ -2290,7 +2290,7 @@ impl<'m> Memo<'m> {
         let at = self.class[a] * self.classes + self.class[b];
         *self.issue[at].get_or_insert_with(|| {
             self.m
-                .issue_row(&self.nodes[a].class, &self.nodes[b].class)
+                .issue_row(self.nodes[a].class, self.nodes[b].class)
                 .map(|r| r.cycles)
         })
     }
@@ -2303,7 +2303,7 @@ impl<'m> Memo<'m> {
         };
         let at = (self.class[p] * self.classes + self.class[c]) * OPERANDS + o;
         *self.raw[at].get_or_insert_with(|| {
-            raw_distance(self.m, &self.nodes[p].class, &self.nodes[c].class, op)
+            raw_distance(self.m, self.nodes[p].class, self.nodes[c].class, op)
         })
     }
 }
@@ -2527,7 +2527,7 @@ fn time_block(
             if nodes[p].class.kind != Kind::Fixed {
                 continue;
             }
-            let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
+            let lat = m.raw_latency(nodes[p].class, &after, Operand::File(u.0)) as i64;
             if issue[p] + lat > end {
                 end = issue[p] + lat;
                 reason[e - 1] = Reason::WrittenBack(p);
