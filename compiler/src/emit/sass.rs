@@ -216,6 +216,11 @@ pub fn encode_function_with(
             i.ctrl = *c;
         }
         out.why = assigned.why;
+        // The nodes are freed before the words are made, so that the words can take their
+        // memory instead of new pages.
+        drop(nodes);
+        drop(same);
+        out.words.reserve_exact(out.instrs.len());
         for (i, e) in out.instrs.iter().zip(&encoded) {
             out.words.push(
                 e.with_ctrl(i)

@@ -87,7 +87,10 @@ pub enum Flow {
 /// What the pass and its users need to know about one instruction.
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub class: OpClass,
+    /// A row of the embedded latency model, or a default class made once for the process
+    /// ([`static_class`]): a reference, where the class itself is 120 bytes (a node was 264
+    /// bytes with it, and the nodes of the straight-line 64k kernel 9% of its page faults).
+    pub class: &'static OpClass,
     /// Registers read (operands, addresses, guard), one entry per 32-bit unit.
     pub reads: Units,
     pub writes: Units,
@@ -95,9 +98,9 @@ pub struct Node {
     pub guard: Option<Unit>,
     pub flow: Flow,
     /// Index of the branch/call target, if it is inside the function.
-    pub target: Option<usize>,
+    pub target: Option<u32>,
     /// `BSSY`'s reconvergence point (starts a block, but is not an edge).
-    pub reconverge: Option<usize>,
+    pub reconverge: Option<u32>,
     /// Registers in reuse slots: (slot, register) for GPR operands that have a slot.
     pub slots: SmallVec<[(u8, Unit); 4]>,
     /// Part of the padding after the code (`BRA` to itself, then `NOP`s).
@@ -298,7 +301,7 @@ pub fn analyze_encoded_sharing(
                 slots.push((slot, (r.file, r.num)));
             }
         }
-        let target = target_addr(i).and_then(at_addr);
+        let target = target_addr(i).and_then(at_addr).map(|t| t as u32);
         let flow = flow_of(i);
         let completion = completion_of(i, &writes);
         out.push(Node {
@@ -412,7 +415,7 @@ fn same_names(a: &[&str], b: &[&str]) -> bool {
 /// table does not name comes from the instruction's form).
 #[derive(Default)]
 struct ClassCache<'a> {
-    seen: Vec<(&'static str, &'a [&'static str], OpClass)>,
+    seen: Vec<(&'static str, &'a [&'static str], &'static OpClass)>,
 }
 
 impl<'a> ClassCache<'a> {
@@ -420,7 +423,7 @@ impl<'a> ClassCache<'a> {
     /// the others up each time).
     const MAX: usize = 32;
 
-    fn class_of(&mut self, m: &latency::Model, i: &'a Instr) -> OpClass {
+    fn class_of(&mut self, m: &'static latency::Model, i: &'a Instr) -> &'static OpClass {
         if let Some(at) = self
             .seen
             .iter()
@@ -437,13 +440,32 @@ impl<'a> ClassCache<'a> {
         match m.lookup(i.mnemonic, &i.mods) {
             Some(c) => {
                 if self.seen.len() < Self::MAX {
-                    self.seen.push((i.mnemonic, &i.mods, *c));
+                    self.seen.push((i.mnemonic, &i.mods, c));
                 }
-                *c
+                c
             }
-            None => m.class_of(i),
+            None => static_class(m, i),
         }
     }
+}
+
+/// An instruction's class as a reference that lives as long as the process: the row of the
+/// embedded model, or for an opcode that `opcodes.csv` does not name, the default class
+/// ([`latency::Model::class_of`]), made once for the process and kept (the default depends only
+/// on the mnemonic and the form's latency class: a handful of them).
+fn static_class(m: &'static latency::Model, i: &Instr) -> &'static OpClass {
+    if let Some(c) = m.lookup(i.mnemonic, &i.mods) {
+        return c;
+    }
+    static MADE: std::sync::Mutex<Vec<&'static OpClass>> = std::sync::Mutex::new(Vec::new());
+    let class = m.class_of(i);
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&c) = made.iter().find(|c| ***c == class) {
+        return c;
+    }
+    let c: &'static OpClass = Box::leak(Box::new(class));
+    made.push(c);
+    c
 }
 
 /// Basic blocks: `(start, end)` index ranges, and the successors of each block.
@@ -466,10 +488,10 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         leader[0] = true;
     }
     for (k, node) in nodes.iter().enumerate() {
-        if let Some(t) = node.target.or(node.reconverge) {
+        if let Some(t) = node.target.or(node.reconverge).map(|t| t as usize) {
             leader[t] = true;
         }
-        if let Some(t) = node.reconverge {
+        if let Some(t) = node.reconverge.map(|t| t as usize) {
             leader[t] = true;
         }
         if node.flow != Flow::Next || matches!(node.class.pipe, "branch" | "conv") {
@@ -500,9 +522,9 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
         let mut s = Vec::new();
         match last.flow {
             Flow::Next | Flow::Call => s.extend(next),
-            Flow::Jump => s.extend(last.target.map(|t| block_of[t])),
+            Flow::Jump => s.extend(last.target.map(|t| block_of[t as usize])),
             Flow::Branch => {
-                s.extend(last.target.map(|t| block_of[t]));
+                s.extend(last.target.map(|t| block_of[t as usize]));
                 s.extend(next);
             }
             Flow::Stop => {}
@@ -511,7 +533,7 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
             && let Some(t) = last.target
         {
             // The callee starts with whatever the caller has in flight.
-            s.push(block_of[t]);
+            s.push(block_of[t as usize]);
         }
         s.dedup();
         succs[b] = s;
@@ -775,7 +797,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
             for &t in &g.succs[b] {
                 // The callee edge does not carry the caller's continuation liveness.
                 if last.flow == Flow::Call
-                    && last.target.map(|x| g.block_of[x]) == Some(t)
+                    && last.target.map(|x| g.block_of[x as usize]) == Some(t)
                     && Some(t) != (e < nodes.len()).then(|| g.block_of[e])
                 {
                     continue;
@@ -791,7 +813,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
                 if n.flow == Flow::Call
                     && let Some(t) = n.target
                 {
-                    live.extend(live_in[g.block_of[t]].iter().copied());
+                    live.extend(live_in[g.block_of[t as usize]].iter().copied());
                 }
             }
             if live != live_in[b] {
@@ -824,7 +846,7 @@ pub fn call_reads(nodes: &mut [Node], g: &Cfg) {
     let calls: Vec<(usize, usize)> = nodes
         .iter()
         .enumerate()
-        .filter_map(|(k, n)| (n.flow == Flow::Call).then_some((k, n.target?)))
+        .filter_map(|(k, n)| (n.flow == Flow::Call).then_some((k, n.target? as usize)))
         .collect();
     let written: Vec<BTreeSet<Unit>> = calls.iter().map(|&(_, t)| clobbers(t)).collect();
     for ((k, t), written) in calls.into_iter().zip(written) {
@@ -886,7 +908,7 @@ const NONE: u8 = u8::MAX;
 /// ([`Events::new`]) instead of at each of the six walks over the function: the flags of the
 /// rules, the in-order queues as small numbers instead of names, register signatures, and the
 /// register sets of the instruction's own events.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Info {
     /// Signatures of the registers written, and of those read or written.
     w_sig: u64,
@@ -906,9 +928,12 @@ struct Info {
     queue: u8,
     read_queue: u8,
     release_queue: u8,
-    /// The registers of its own write and read events, when it starts them.
-    own_write: Option<UnitSet>,
-    own_read: Option<UnitSet>,
+    /// The registers of its own write and read events, when it starts them: indices into
+    /// [`Events::own_sets`] (`NO_SET` for none). Most instructions start no event, and an
+    /// `Option<UnitSet>` each made an `Info` 136 bytes instead of 40 (3.6% of the page faults
+    /// of the straight-line 64k kernel).
+    own_write: u32,
+    own_read: u32,
     /// Its read event retires the older ones of its read queue that it covers.
     retires: bool,
     /// A rule lets it need an event without sharing a register with it: `dealloc`, `exit`,
@@ -918,6 +943,9 @@ struct Info {
     /// `completion`, `dealloc`, `releases_always`.
     needed_by_rule: bool,
 }
+
+/// No register set ([`Info::own_write`], [`Info::own_read`]).
+const NO_SET: u32 = u32::MAX;
 
 /// Bits of [`Events::flags`], one byte per pending event during a step.
 const HIT: u8 = 1; // the instruction needs the event (before the reductions)
@@ -930,6 +958,9 @@ struct Events<'a> {
     nodes: &'a [Node],
     block_of: &'a [usize],
     info: Vec<Info>,
+    /// The register sets of the events instructions start ([`Info::own_write`],
+    /// [`Info::own_read`]).
+    own_sets: Vec<UnitSet>,
     flags: Vec<u8>,
     /// The last needed event of each in-order queue: (queue, read event, block, instruction).
     last: Vec<(u8, bool, usize, usize)>,
@@ -950,6 +981,11 @@ impl<'a> Events<'a> {
                 }
             }
         };
+        let mut own_sets: Vec<UnitSet> = Vec::new();
+        let mut keep = |set: UnitSet| -> u32 {
+            own_sets.push(set);
+            (own_sets.len() - 1) as u32
+        };
         let info = nodes
             .iter()
             .enumerate()
@@ -967,15 +1003,15 @@ impl<'a> Events<'a> {
                     UnitSet::default()
                 };
                 let (own_read, retires) = if !r {
-                    (None, false)
+                    (NO_SET, false)
                 } else if node.next_waits == Some(true)
                     || (regs.is_empty() && releases_always(node))
                 {
-                    (Some(regs), false)
+                    (keep(regs), false)
                 } else if !regs.is_empty() {
-                    (Some(regs), node.class.read_queue.is_some())
+                    (keep(regs), node.class.read_queue.is_some())
                 } else {
-                    (None, false)
+                    (NO_SET, false)
                 };
                 let read_queue = id(node.class.read_queue);
                 let w_sig = signature(&node.writes);
@@ -1002,7 +1038,11 @@ impl<'a> Events<'a> {
                     } else {
                         read_queue
                     },
-                    own_write: w.then(|| node.writes.iter().copied().collect()),
+                    own_write: if w {
+                        keep(node.writes.iter().copied().collect())
+                    } else {
+                        NO_SET
+                    },
                     own_read,
                     retires,
                 }
@@ -1012,6 +1052,7 @@ impl<'a> Events<'a> {
             nodes,
             block_of,
             info,
+            own_sets,
             flags: Vec::new(),
             last: Vec::new(),
             needed: Vec::new(),
@@ -1230,10 +1271,11 @@ impl<'a> Events<'a> {
     /// The end of [`Events::step`]: the events instruction `k` starts.
     fn add_own_events(&self, k: usize, state: &mut State, colour: Option<&[u8]>) {
         let me = &self.info[k];
-        if let Some(w) = &me.own_write {
-            state.insert(ev_w(k), w.clone());
+        if me.own_write != NO_SET {
+            state.insert(ev_w(k), self.own_sets[me.own_write as usize].clone());
         }
-        if let Some(regs) = &me.own_read {
+        if me.own_read != NO_SET {
+            let regs = &self.own_sets[me.own_read as usize];
             // Only vector registers are read late; uniform registers and predicates are read at
             // issue, except by the TMA unit and `SYNCS` ([`reads_uniform_late`]).
             if me.retires {
@@ -1351,10 +1393,6 @@ pub struct Why {
     /// For each waited scoreboard: the instructions (indices) whose events it waits for, with
     /// `r` for a read event.
     pub waits: Vec<(u8, Vec<(usize, bool)>)>,
-    /// Instructions that wait on this one's write scoreboard.
-    pub wbar_for: Vec<usize>,
-    /// Instructions that wait on this one's read scoreboard.
-    pub rbar_for: Vec<usize>,
     /// Cycles beyond the largest stall the next instruction still has to wait.
     pub extra: u32,
     /// The `NOP`s the caller inserts for `extra` (each stalls up to 15 cycles, or up to 11
@@ -1850,14 +1888,18 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
 
     // Scoreboards.
     let mut events = Events::new(nodes, &g.block_of);
-    let walked = solve(&mut events, &g, &order, None, &[]);
-    let (colour, _, coloured) = allocate(&mut events, &g, &order, &walked);
+    let first_walk = solve(&mut events, &g, &order, None, &[]);
+    let (colour, _, coloured) = allocate(&mut events, &g, &order, &first_walk);
+    drop(first_walk);
     // The walk with the final scoreboards, unless `allocate` already made it (the second
     // colouring pass usually keeps the first pass's scoreboards: one walk of three saved).
     let walked = match coloured {
         Some(w) => w,
         None => solve(&mut events, &g, &order, Some(&colour), &[]),
     };
+    // What is freed here (the first walk, the per-instruction facts of the dataflow) serves the
+    // timing's vectors below instead of new pages.
+    drop(events);
     for k in 0..n {
         ctrl[k].wait |= walked.mask[k];
     }
@@ -1871,12 +1913,8 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             Some((_, v)) => v.push((p, ev_is_read(ev))),
             None => why[k].waits.push((c, vec![(p, ev_is_read(ev))])),
         }
-        if ev_is_read(ev) {
-            why[p].rbar_for.push(k);
-        } else {
-            why[p].wbar_for.push(k);
-        }
     }
+    drop(walked);
     for (e, &c) in colour.iter().enumerate() {
         let k = ev_instr(e as Ev);
         if c == NONE {
@@ -1921,10 +1959,6 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             ctrl[k].wbar = 0;
         }
         why[k].waits.sort();
-        why[k].wbar_for.sort();
-        why[k].wbar_for.dedup();
-        why[k].rbar_for.sort();
-        why[k].rbar_for.dedup();
     }
 
     // An instruction that waits on a scoreboard the instruction just before it set issues at
@@ -2111,9 +2145,9 @@ fn block_end_gap(nodes: &[Node], m: &latency::Model, k: usize) -> i64 {
         source: "",
         ids: None,
     };
-    let gap = m.issue_gap(&node.class, &any) as i64;
+    let gap = m.issue_gap(node.class, &any) as i64;
     if k + 1 < nodes.len() {
-        gap.max(m.issue_gap(&node.class, &nodes[k + 1].class) as i64)
+        gap.max(m.issue_gap(node.class, nodes[k + 1].class) as i64)
     } else {
         gap
     }
@@ -2256,7 +2290,7 @@ impl<'m> Memo<'m> {
         let at = self.class[a] * self.classes + self.class[b];
         *self.issue[at].get_or_insert_with(|| {
             self.m
-                .issue_row(&self.nodes[a].class, &self.nodes[b].class)
+                .issue_row(self.nodes[a].class, self.nodes[b].class)
                 .map(|r| r.cycles)
         })
     }
@@ -2269,7 +2303,7 @@ impl<'m> Memo<'m> {
         };
         let at = (self.class[p] * self.classes + self.class[c]) * OPERANDS + o;
         *self.raw[at].get_or_insert_with(|| {
-            raw_distance(self.m, &self.nodes[p].class, &self.nodes[c].class, op)
+            raw_distance(self.m, self.nodes[p].class, self.nodes[c].class, op)
         })
     }
 }
@@ -2493,7 +2527,7 @@ fn time_block(
             if nodes[p].class.kind != Kind::Fixed {
                 continue;
             }
-            let lat = m.raw_latency(&nodes[p].class, &after, Operand::File(u.0)) as i64;
+            let lat = m.raw_latency(nodes[p].class, &after, Operand::File(u.0)) as i64;
             if issue[p] + lat > end {
                 end = issue[p] + lat;
                 reason[e - 1] = Reason::WrittenBack(p);
@@ -2746,6 +2780,17 @@ pub(crate) mod tests {
             1 << rb,
             "the MOV waits for the release"
         );
+    }
+
+    /// A node and an event-dataflow record exist for every instruction of a function, and on
+    /// large kernels first touching their pages is a good part of the emit stage's time: they
+    /// stay small (the class by reference, the event register sets aside).
+    #[test]
+    fn per_instruction_records_stay_small() {
+        // 256, 128 and 112 bytes before (2026-12-02).
+        assert!(std::mem::size_of::<Node>() <= 128);
+        assert!(std::mem::size_of::<Info>() <= 40);
+        assert!(std::mem::size_of::<Why>() <= 64);
     }
 
     #[test]
