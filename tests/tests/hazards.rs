@@ -279,3 +279,33 @@ fn ctrl_listing_shows_the_encoded_control_words() {
         );
     }
 }
+
+/// `--explain-ctrl` gives the rule that set a stall: an `ERRBAR` before a `CGAERRBAR` stalls 0
+/// because the two issue together (a later line once overwrote the rule with the generic
+/// reason).
+#[test]
+fn explained_stall_names_the_errbar_rule() {
+    let dir = ptxc_tests::tempdir();
+    let path = dir.join("errbar.ptx");
+    std::fs::write(
+        &path,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k() {\n fence.acq_rel.cluster;\n ret;\n}\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(ptxc_tests::ptxc_bin!())
+        .args(["-arch", "sm_90a", "--emit", "sass", "--explain-ctrl"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let errbar = text
+        .lines()
+        .find(|l| l.contains(" ERRBAR ;"))
+        .expect("the ERRBAR line");
+    assert!(
+        errbar.contains(":S00]") && errbar.contains("issues together with the CGAERRBAR"),
+        "{errbar}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2071,6 +2071,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
             why[k].tensor_nops = cap == 11;
         }
         ctrl[k].stall = gap.min(cap) as u8;
+        why[k].stall = StallWhy(reason[k]);
         // `USETMAXREG.DEALLOC` stalls 0: the next instruction waits on its scoreboard anyway
         // (`[B------:R-:W1:-:S00]`, 5 of 5 in `pyptx/fa_ws_pingpong` and the setmaxnreg probe).
         // `ERRBAR` issues together with the `CGAERRBAR` after it: stall 0 (80 of 80 pairs in
@@ -2086,7 +2087,6 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
                 "the next instruction waits for the registers to be given back",
             ));
         }
-        why[k].stall = StallWhy(reason[k]);
     }
 
     // Padding: BRA self and NOPs with stall 0.
