@@ -104,9 +104,7 @@ impl SourceFile {
     pub fn line_text(&self, line: usize) -> &str {
         let line_starts = self.line_starts();
         let start = line_starts[line - 1];
-        let end = line_starts
-            .get(line)
-            .map_or(self.text.len(), |&e| e - 1);
+        let end = line_starts.get(line).map_or(self.text.len(), |&e| e - 1);
         self.text[start..end].trim_end_matches('\r')
     }
 
