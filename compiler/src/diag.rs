@@ -3,6 +3,7 @@
 
 use crate::frontend::ast::Span;
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -63,26 +64,36 @@ impl Diagnostic {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    line_starts: Vec<usize>,
+    /// The byte offset where each line starts, built on the first diagnostic that needs it
+    /// ([`Self::line_starts`]): a file that compiles cleanly never needs it (at 64k PTX lines
+    /// it was a 512 KiB vector and a scan of the whole text on every compile).
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceFile {
             name: name.into(),
-            text,
-            line_starts,
+            text: text.into(),
+            line_starts: OnceLock::new(),
         }
+    }
+
+    /// The byte offset where each line starts (the first is 0).
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
+        let line_starts = self.line_starts();
+        let line = line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = line_starts[line];
         let col = self.text[start..floor_char_boundary(&self.text, offset)]
             .chars()
             .count();
@@ -91,11 +102,9 @@ impl SourceFile {
 
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: usize) -> &str {
-        let start = self.line_starts[line - 1];
-        let end = self
-            .line_starts
-            .get(line)
-            .map_or(self.text.len(), |&e| e - 1);
+        let line_starts = self.line_starts();
+        let start = line_starts[line - 1];
+        let end = line_starts.get(line).map_or(self.text.len(), |&e| e - 1);
         self.text[start..end].trim_end_matches('\r')
     }
 
@@ -233,5 +242,16 @@ mod tests {
         let f = SourceFile::new("e.ptx", "a\nb");
         assert_eq!(f.line_col(3), (2, 2));
         assert_eq!(f.line_col(99), (2, 2));
+    }
+
+    #[test]
+    fn the_line_index_is_built_only_for_a_diagnostic() {
+        let f = SourceFile::new("l.ptx", "a\nbc\r\nd");
+        assert!(f.line_starts.get().is_none());
+        assert_eq!(f.line_col(4), (2, 3));
+        assert_eq!(f.line_starts.get().map(Vec::as_slice), Some(&[0, 2, 6][..]));
+        assert_eq!(f.line_text(2), "bc");
+        // A clone carries the index along.
+        assert_eq!(f.clone().line_text(3), "d");
     }
 }
