@@ -493,7 +493,7 @@ fn lay_out(
                 out.frame_save_offsets.push(i.addr as u32);
             }
             out.instrs.push(i);
-            out.srcs.push(mi.src);
+            out.srcs.push(mi.src.map(crate::mir::SrcPos::offset));
             origin.push(Some((bi, ii, false)));
         }
         nops_at(count, &mut out, &mut origin);

@@ -68,7 +68,7 @@ fn stamp_source(f: &mut Function, src: u32, before: BlockId, after: BlockId, blo
             if i.src.is_some() {
                 break;
             }
-            i.src = Some(src);
+            i.src = Some(crate::mir::SrcPos::new(src));
         }
     };
     stamp(before.0 as usize);
