@@ -63,7 +63,9 @@ impl Diagnostic {
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     pub name: String,
-    pub text: String,
+    /// The text, shared with the checked module ([`crate::driver::Checked::source`]) without a
+    /// copy.
+    pub text: std::sync::Arc<String>,
     /// The byte offset where each line starts, built on the first diagnostic that needs it
     /// ([`Self::line_starts`]): a file that compiles cleanly never needs it (at 64k PTX lines
     /// it was a 512 KiB vector and a scan of the whole text on every compile).
@@ -74,7 +76,7 @@ impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         SourceFile {
             name: name.into(),
-            text: text.into(),
+            text: std::sync::Arc::new(text.into()),
             line_starts: OnceLock::new(),
         }
     }

@@ -11,8 +11,9 @@ use std::path::Path;
 pub struct Checked {
     pub module: Module,
     pub info: ModuleInfo,
-    /// The PTX text (debug builds copy it into `.nv_debug_ptx_txt`).
-    pub source: String,
+    /// The PTX text (debug builds copy it into `.nv_debug_ptx_txt`), shared with the
+    /// [`SourceFile`] it came from (a large module's text is megabytes).
+    pub source: std::sync::Arc<String>,
     /// Warnings found along the way.
     pub warnings: Vec<Diagnostic>,
 }
@@ -25,7 +26,7 @@ pub fn frontend(src: &SourceFile, arch: Arch) -> Result<Checked, Vec<Diagnostic>
     Ok(Checked {
         module,
         info,
-        source: src.text.to_string(),
+        source: std::sync::Arc::clone(&src.text),
         warnings,
     })
 }

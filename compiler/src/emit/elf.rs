@@ -415,7 +415,11 @@ impl Image {
     /// The file bytes (call [`Image::layout`] and fill `phdrs` first).
     pub fn to_bytes(&self) -> Vec<u8> {
         let h = &self.header;
-        let mut out = Vec::new();
+        // The file's size, reserved at once: the code is most of it, and growing the vector
+        // would copy it each time.
+        let size = (h.e_shoff + SHDR_SIZE * self.sections.len() as u64)
+            .max(h.e_phoff + PHDR_SIZE * self.phdrs.len() as u64);
+        let mut out = Vec::with_capacity(size as usize);
         out.extend_from_slice(&h.ident);
         out.extend_from_slice(&h.e_type.to_le_bytes());
         out.extend_from_slice(&h.e_machine.to_le_bytes());

@@ -44,8 +44,9 @@ pub fn padded_len(code_len: usize) -> usize {
 
 /// Appends ptxas's `.text` padding to `code`.
 pub fn pad_text(code: &[u8]) -> Vec<u8> {
-    let mut out = code.to_vec();
     let n = padded_len(code.len());
+    let mut out = Vec::with_capacity(n);
+    out.extend_from_slice(code);
     let word = |out: &mut Vec<u8>, w: [u64; 2]| {
         out.extend_from_slice(&w[0].to_le_bytes());
         out.extend_from_slice(&w[1].to_le_bytes());

@@ -128,7 +128,10 @@ struct Writer<'a> {
     syms: Vec<Sym>,
     /// Sections in creation order.
     created: Vec<PlannedSection>,
+    /// Each function's `.text` with ptxas's padding, moved into its section when it is built.
     texts: Vec<Vec<u8>>,
+    /// The length of each of `texts`.
+    text_lens: Vec<u64>,
 }
 
 /// Writes a cubin.
@@ -137,7 +140,8 @@ pub fn write(c: &Cubin) -> Result<Vec<u8>> {
     if !c.build.is_debug() {
         order.reverse();
     }
-    let texts = c.functions.iter().map(|f| pad_text(&f.code)).collect();
+    let texts: Vec<Vec<u8>> = c.functions.iter().map(|f| pad_text(&f.code)).collect();
+    let text_lens = texts.iter().map(|t| t.len() as u64).collect();
     let mut w = Writer {
         c,
         order,
@@ -146,13 +150,14 @@ pub fn write(c: &Cubin) -> Result<Vec<u8>> {
         syms: Vec::new(),
         created: Vec::new(),
         texts,
+        text_lens,
     };
     w.validate()?;
     w.simulate();
     w.build()
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
     fn validate(&self) -> Result<()> {
         let c = self.c;
         let ok_align = |a: u64| a <= 1 || (a.is_power_of_two() && a <= 1 << 16);
@@ -239,7 +244,7 @@ impl Writer<'_> {
         });
     }
 
-    fn func(&self, i: usize) -> &Function {
+    fn func(&self, i: usize) -> &'a Function {
         &self.c.functions[i]
     }
 
@@ -290,7 +295,7 @@ impl Writer<'_> {
             self.module_vars();
         }
         for (i, &fi) in order.iter().enumerate() {
-            let f = self.func(fi).clone();
+            let f = self.func(fi);
             let kernel = f.kind == FunctionKind::Kernel;
             let text = format!(".text.{}", f.name);
             let info = format!(".nv.info.{}", f.name);
@@ -496,7 +501,7 @@ impl Writer<'_> {
         // Debug builds create the texture-slot banks here, renamed the same way as in optimized
         // builds but without `.rel` names.
         for &fi in &order {
-            let f = self.func(fi).clone();
+            let f = self.func(fi);
             if f.kind == FunctionKind::Kernel && c.build.is_debug() && !f.bank0_slots.is_empty() {
                 // Debug builds create the texture-slot bank here, renamed the same way but
                 // without `.rel` names.
@@ -519,7 +524,7 @@ impl Writer<'_> {
         // first of them.
         let mut externs_done = false;
         for &fi in &order {
-            let f = self.func(fi).clone();
+            let f = self.func(fi);
             if !early_syms.contains_key(&f.name) {
                 let s = self.func_sym(fi);
                 self.syms.push(s);
@@ -568,7 +573,7 @@ impl Writer<'_> {
             self.extern_syms();
         }
         for &fi in &order {
-            let f = self.func(fi).clone();
+            let f = self.func(fi);
             if f.kind == FunctionKind::Kernel && f.bank0_slots.is_empty() {
                 let n = format!(".nv.constant0.{}", f.name);
                 self.shstr.add(&n);
@@ -762,7 +767,7 @@ impl Writer<'_> {
     }
 
     fn func_sym(&mut self, fi: usize) -> Sym {
-        let f = self.func(fi).clone();
+        let f = self.func(fi);
         let name = self.strtab.add(&f.name);
         Sym {
             name,
@@ -774,19 +779,19 @@ impl Writer<'_> {
             },
             sec: Sec::Named(format!(".text.{}", f.name)),
             value: 0,
-            size: self.texts[fi].len() as u64,
+            size: self.text_lens[fi],
             key: f.name.clone(),
         }
     }
 
     fn sub_sym(&mut self, fi: usize, k: usize) -> Sym {
-        let f = self.func(fi).clone();
+        let f = self.func(fi);
         let s = &f.subroutines[k];
         let end = f
             .subroutines
             .get(k + 1)
             .map(|n| n.offset)
-            .unwrap_or(self.texts[fi].len() as u64);
+            .unwrap_or(self.text_lens[fi]);
         let name = self.strtab.add(&s.name);
         Sym {
             name,
@@ -800,8 +805,9 @@ impl Writer<'_> {
     }
 
     /// Sorts the created sections into ptxas's groups, fills them and lays the file out.
-    fn build(self) -> Result<Vec<u8>> {
+    fn build(mut self) -> Result<Vec<u8>> {
         let c = self.c;
+        let mut texts = std::mem::take(&mut self.texts);
         let mut planned = self.created.clone();
         // Writable data: PROGBITS before NOBITS, each in creation order (stable sort).
         let pos = |p: &PlannedSection| (p.group, p.rank);
@@ -987,7 +993,8 @@ impl Writer<'_> {
                         h.link = symtab_i;
                         h.info = sym(f)?;
                         h.addralign = TEXT_ALIGN;
-                        data = self.texts[fi].clone();
+                        // Each function's text goes into one section: moved, not copied.
+                        data = std::mem::take(&mut texts[fi]);
                     } else if let Some(f) = n.strip_prefix(".nv.shared.") {
                         let sh = c.functions[func_by_name[f]].shared.expect("planned");
                         h.sh_type = SHT_NOBITS;
@@ -1333,7 +1340,7 @@ impl Writer<'_> {
         for &fi in &self.order {
             let f = &c.functions[fi];
             let fs = sym(&f.name)?;
-            let size = self.texts[fi].len() as u64;
+            let size = self.text_lens[fi];
             let mut cie_relocs = Vec::new();
             let mut fde_relocs = Vec::new();
             let mut entries: Vec<(&Unwind, u64, u64, bool)> = Vec::new();
