@@ -339,11 +339,11 @@ impl<'a> Writer<'a> {
             // The first function's shared variables come before the internal symbol, later
             // functions' after it.
             if i == 0 {
-                self.shared_var_syms(&f, &shared);
-                self.erased_sym(&f);
+                self.shared_var_syms(f, &shared);
+                self.erased_sym(f);
             } else {
-                self.erased_sym(&f);
-                self.shared_var_syms(&f, &shared);
+                self.erased_sym(f);
+                self.shared_var_syms(f, &shared);
             }
             // Subroutines that are not global get their symbols now.
             for (k, s) in f.subroutines.iter().enumerate() {
