@@ -33,6 +33,8 @@ extern "C" fn main(
     // once: the exit handlers (the dynamic loader's, the allocator's) have nothing to do that the
     // kernel does not do when the process ends.
     let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: nothing below reads memory the allocator gave out.
+    unsafe { ALLOCATOR.release_before_exit() };
     // SAFETY: `_exit` ends the process; every file ptxc wrote was closed when it was dropped,
     // and standard output was flushed above (standard error is unbuffered).
     unsafe { libc::_exit(code) }
