@@ -259,6 +259,18 @@ impl<'a> Line<'_, 'a, '_> {
 
     /// One operand, as the grammar's `Operand`.
     fn operand(&mut self) -> Option<Operand> {
+        // Most operands are a lone name (`%r1`) before a `,`, `]` or `;`: built here in one
+        // step, not through `expr`, `unary` and `atom`, whose `Option<Expr>` results were each
+        // moved again on the way up.
+        if let [(l, Tok::Ident(name), r), (_, next, _), ..] = self.toks[self.at..]
+            && !matches!(next, Tok::Plus | Tok::Minus | Tok::Pipe)
+        {
+            self.at += 1;
+            return Some(Operand::Expr(Expr::Name {
+                name: Name::new(name, l, r),
+                component: None,
+            }));
+        }
         let l = self.toks.get(self.at)?.0;
         match self.peek()? {
             Tok::Underscore => {
