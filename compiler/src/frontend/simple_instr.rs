@@ -257,6 +257,25 @@ impl<'a> Line<'_, 'a, '_> {
                     self.at += 1;
                     v.push(Operand::Expr(Expr::lit(LitKind::Int, text, l, r)));
                 }
+                // An address of a register and an offset (`[%rd6+8]`), as `operand` builds it
+                // (through `list`, `expr` and `Expr::binary`: about 690 instructions each).
+                [
+                    (l, Tok::LBracket, _),
+                    (nl, Tok::Ident(name), nr),
+                    (_, Tok::Plus, _),
+                    (il, Tok::Int(text), ir),
+                    (_, Tok::RBracket, r),
+                    ..,
+                ] => {
+                    self.at += 5;
+                    let base = Expr::Name {
+                        name: Name::new(name, nl, nr),
+                        component: None,
+                    };
+                    let offset = Expr::lit(LitKind::Int, text, il, ir);
+                    let sum = Operand::Expr(Expr::binary(BinOp::Add, base, offset));
+                    v.push(Operand::Address(vec![sum], Span::new(l, r)));
+                }
                 _ => v.push(self.operand()?),
             }
             match self.bump()?.1 {
