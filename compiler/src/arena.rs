@@ -775,4 +775,34 @@ mod tests {
                 .all(|&b| b == 0)
         );
     }
+
+    #[test]
+    fn release_before_exit_gives_back_both_regions() {
+        let arena: &'static Arena = Box::leak(Box::new(Arena::new()));
+        let small = Layout::from_size_align(64, 8).unwrap();
+        let large = Layout::from_size_align(64 << 10, 8).unwrap();
+        let (s, l) = unsafe { (arena.alloc(small), arena.alloc(large)) };
+        // SAFETY: the blocks are the arena's, at least 64 bytes.
+        unsafe {
+            s.write(1);
+            l.write(1);
+        }
+        let page = |p: *mut u8| p as usize & !4095;
+        assert!(resident(page(s)) && resident(page(l)));
+        // Without a populating thread: nothing happens.
+        // SAFETY: the blocks are read again only to check that they are still there.
+        unsafe { arena.release_before_exit() };
+        assert!(resident(page(s)) && resident(page(l)));
+        arena.populate_ahead();
+        // SAFETY: the blocks are not used again.
+        unsafe { arena.release_before_exit() };
+        // This thread gave back the small region at once; the populating thread gives back
+        // the large one at its next step.
+        assert!(!resident(page(s)));
+        let t = std::time::Instant::now();
+        while resident(page(l)) {
+            assert!(t.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
