@@ -34,7 +34,7 @@ use super::ssa::{SsaBuilder, Var, VarInfo};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
 use crate::diag::Diagnostic;
 use crate::frontend::ast::{self, Expr, LitKind, Name, Span};
-use crate::frontend::check::{eval_const, parse_int};
+use crate::frontend::check::{eval_const, parse_int, short_key};
 use crate::frontend::isa::Isa;
 use crate::frontend::types::Ty;
 use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg, RegClass, VReg};
@@ -384,7 +384,8 @@ pub struct Cx<'p> {
     /// ([`Cx::name_uses`]): most functions have no atomic that asks, and counting is a walk
     /// over every operand.
     name_uses: Option<rustc_hash::FxHashMap<&'p str, u32>>,
-    /// Register names already resolved, by scope and [`packed_name`]: every operand of every
+    /// Register names already resolved, by scope and [`short_key`] (the checker's, which packs
+    /// a name without a `memcpy` call): every operand of every
     /// instruction is resolved, most name one of a few registers, and a hit costs a hash of
     /// two integers where the scope walk hashes and compares strings.
     reg_cache: std::cell::RefCell<RegCache>,
@@ -444,19 +445,6 @@ impl RegCache {
         let at = folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - REG_SLOTS.trailing_zeros());
         &mut self.slots[at as usize]
     }
-}
-
-/// A name of up to 15 bytes packed into one integer, its bytes and then its length in the top
-/// byte (`None` when longer): a key that hashes and compares without touching the string.
-fn packed_name(name: &str) -> Option<u128> {
-    let b = name.as_bytes();
-    if b.len() > 15 {
-        return None;
-    }
-    let mut bytes = [0u8; 16];
-    bytes[..b.len()].copy_from_slice(b);
-    bytes[15] = b.len() as u8;
-    Some(u128::from_le_bytes(bytes))
 }
 
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
@@ -863,7 +851,7 @@ impl Cx<'_> {
         let plan_like = PlanView {
             scopes: self.scopes,
         };
-        let Some(key) = packed_name(name) else {
+        let Some(key) = short_key(name) else {
             return plan_like.reg(self.scope, name);
         };
         let mut cache = self.reg_cache.borrow_mut();
