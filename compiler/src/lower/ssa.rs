@@ -28,7 +28,7 @@ pub struct VarInfo {
 
 pub struct SsaBuilder {
     pub vars: Vec<VarInfo>,
-    current: CurrentValues,
+    current: FxHashMap<(Var, BlockId), VReg>,
     incomplete: FxHashMap<BlockId, Vec<(Var, VReg)>>,
     sealed: FxHashSet<BlockId>,
     /// The predecessors of every block, known before lowering starts (blocks made by
@@ -42,52 +42,11 @@ pub struct SsaBuilder {
     undefs: FxHashSet<VReg>,
 }
 
-/// The value of each variable at the end of each block written so far, as a map `(var,
-/// block) → vreg` would hold it, kept in two parts: the variable's latest write (indexed by the
-/// variable, no hash) and a map for the blocks written before that. Almost every read and write
-/// is of the block being lowered, which the variable's latest write is. In the 16k
-/// straight-line kernel (one block, 32k reads and 16k writes) a hash map alone cost about 58
-/// instructions a read and 52 a write (callgrind); this table took `select` from 37.8M to
-/// about 35.9M instructions there.
-#[derive(Default)]
-struct CurrentValues {
-    /// By variable: the block of its latest write and the value written (`None`: none yet).
-    latest: Vec<Option<(BlockId, VReg)>>,
-    /// The values of `(var, block)` for blocks other than the variable's latest write's. An
-    /// entry for the latest write's block may be stale; `latest` is asked first.
-    older: FxHashMap<(Var, BlockId), VReg>,
-}
-
-impl CurrentValues {
-    fn get(&self, var: Var, block: BlockId) -> Option<VReg> {
-        match self.latest.get(var.0 as usize) {
-            Some(Some((b, v))) if *b == block => Some(*v),
-            Some(Some(_)) => self.older.get(&(var, block)).copied(),
-            // A variable never written has no value in any block.
-            _ => None,
-        }
-    }
-
-    fn set(&mut self, var: Var, block: BlockId, value: VReg) {
-        let i = var.0 as usize;
-        if self.latest.len() <= i {
-            self.latest.resize(i + 1, None);
-        }
-        if let Some((b, v)) = self.latest[i]
-            && b != block
-        {
-            // The variable moves on to another block: its value in this one goes to the map.
-            self.older.insert((var, b), v);
-        }
-        self.latest[i] = Some((block, value));
-    }
-}
-
 impl SsaBuilder {
     pub fn new(nblocks: usize) -> SsaBuilder {
         SsaBuilder {
             vars: Vec::new(),
-            current: CurrentValues::default(),
+            current: FxHashMap::default(),
             incomplete: FxHashMap::default(),
             sealed: FxHashSet::default(),
             preds: vec![Vec::new(); nblocks],
@@ -126,13 +85,13 @@ impl SsaBuilder {
     }
 
     pub fn write(&mut self, var: Var, block: BlockId, value: VReg) {
-        self.current.set(var, block, value);
+        self.current.insert((var, block), value);
     }
 
     /// The vreg that holds `var` at the current point of `block`.
     pub fn read(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
-        if let Some(v) = self.current.get(var, block) {
-            return v;
+        if let Some(v) = self.current.get(&(var, block)) {
+            return *v;
         }
         self.read_recursive(f, var, block)
     }
@@ -142,6 +101,11 @@ impl SsaBuilder {
         f.new_vreg(info.class, info.words, Some(info.name.clone()))
     }
 
+    /// A read of a variable not written in `block` (yet): out of line, so that
+    /// [`SsaBuilder::read`]'s common case (a value of the block) is a map probe inlined into
+    /// its callers; inlined, this made every read save and restore registers (16k
+    /// straight-line kernel: 19 of the 58 instructions of a read).
+    #[inline(never)]
     fn read_recursive(&mut self, f: &mut Function, var: Var, block: BlockId) -> VReg {
         // Only the number of predecessors and the first are needed: no copy of the list.
         let (npreds, first) = match self.preds.get(block.0 as usize) {
@@ -334,7 +298,7 @@ impl SsaBuilder {
 
     /// The value `var` was last given in `block` itself, if it was written there.
     pub fn current_in(&self, var: Var, block: BlockId) -> Option<VReg> {
-        self.current.get(var, block)
+        self.current.get(&(var, block)).copied()
     }
 
     /// The variable a PHI was placed for.
@@ -371,8 +335,8 @@ impl SsaBuilder {
     pub fn settled(&self, var: Var, block: BlockId) -> Option<VReg> {
         let mut b = block;
         for _ in 0..64 {
-            if let Some(v) = self.current.get(var, b) {
-                return Some(v);
+            if let Some(v) = self.current.get(&(var, b)) {
+                return Some(*v);
             }
             if !self.sealed.contains(&b) {
                 return None;
