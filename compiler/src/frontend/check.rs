@@ -577,7 +577,7 @@ impl ResolvedMemo {
 /// copying the name into a zeroed 16-byte array would give; the bytes are read with two
 /// fixed-size loads that may overlap (a copy of a variable length is a `memcpy` call: at 16k
 /// straight-line instructions, 46k lookups, it cost about 1.5M instructions).
-fn short_key(name: &str) -> Option<u128> {
+pub(crate) fn short_key(name: &str) -> Option<u128> {
     let b = name.as_bytes();
     let n = b.len();
     let load4 = |at: usize| u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));

@@ -482,7 +482,7 @@ impl Cx<'_> {
 
     /// The arithmetic family: integer, float, half and conversion opcodes.
     pub(super) fn lower_arith(&mut self, op: &PtxOp<'_>) -> Option<bool> {
-        let (ins, types, flags) = (op.ins, op.types, &op.flags[..]);
+        let (ins, types, flags) = (op.ins, op.types, op.flags);
         Some(match op.opcode {
             "add" | "sub" => self.add_sub(ins, op.opcode, types, flags),
             "addc" | "subc" => self.addc_subc(ins, op.opcode == "subc", types, flags),

@@ -163,10 +163,10 @@ impl Cx<'_> {
     pub(super) fn atom(&mut self, op: &PtxOp<'_>) -> bool {
         let red = op.opcode == "red";
         let Some(ty) = op.ty() else { return false };
-        if vec_len(&op.flags) > 1 {
+        if vec_len(op.flags) > 1 {
             return false;
         }
-        let (Some(aop), Some(aty)) = (AOp::of(&op.flags), AType::of(ty)) else {
+        let (Some(aop), Some(aty)) = (AOp::of(op.flags), AType::of(ty)) else {
             return false;
         };
         if aty.is_float() && aop != AOp::Add {
@@ -180,11 +180,11 @@ impl Cx<'_> {
             (false, true, [d, a, b, c, ..]) => (Some(d), a, b, Some(c)),
             _ => return false,
         };
-        let space = Space::of(&op.flags);
+        let space = Space::of(op.flags);
         if matches!(space, Space::Local | Space::Param | Space::Const) {
             return false;
         }
-        let mut sem = Sem::of(&op.flags, Scope::Gpu);
+        let mut sem = Sem::of(op.flags, Scope::Gpu);
         if sem.order == Order::Weak {
             sem.order = Order::Relaxed;
         }

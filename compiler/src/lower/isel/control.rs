@@ -13,7 +13,7 @@ impl Cx<'_> {
         Some(match op.opcode {
             "bra" => self.bra(ins),
             "ret" | "exit" => self.ret(ins),
-            "bar" | "barrier" => self.bar(ins, &op.flags),
+            "bar" | "barrier" => self.bar(ins, op.flags),
             "trap" => self.trap(ins),
             "nanosleep" => self.nanosleep(op),
             "bar.warp.sync" => self.bar_warp_sync(ins),

@@ -424,7 +424,7 @@ impl Cx<'_> {
         let [d, a] = op.operands() else {
             return false;
         };
-        let n = vec_len(&op.flags);
+        let n = vec_len(op.flags);
         let eb = if ty.is_pred() { 1 } else { ty.bits() };
         let ew = eb.div_ceil(32).max(1) as u8;
         // `mov %v.x, a`: one element of a vector register.
@@ -1196,7 +1196,7 @@ impl Cx<'_> {
 
     pub(super) fn ld(&mut self, op: &PtxOp<'_>) -> bool {
         let Some(ty) = op.ty() else { return false };
-        let flags = &op.flags[..];
+        let flags = op.flags;
         let (d, a) = match op.operands() {
             [d, a] | [d, a, _] => (d, a),
             _ => return false,
@@ -1375,7 +1375,7 @@ impl Cx<'_> {
 
     pub(super) fn st(&mut self, op: &PtxOp<'_>) -> bool {
         let Some(ty) = op.ty() else { return false };
-        let flags = &op.flags[..];
+        let flags = op.flags;
         let (a, v) = match op.operands() {
             [a, v] | [a, v, _] => (a, v),
             _ => return false,
@@ -1518,7 +1518,7 @@ impl Cx<'_> {
             return false;
         };
         let to = op.has(".to");
-        let space = Space::of(&op.flags);
+        let space = Space::of(op.flags);
         let words = ty.bits().div_ceil(32) as u8;
         let Some(v) = self.src(a, ty, words) else {
             return true;
@@ -1567,7 +1567,7 @@ impl Cx<'_> {
         let Some(v) = self.src(a, b64, 2) else {
             return true;
         };
-        let space = Space::of(&op.flags);
+        let space = Space::of(op.flags);
         let Some(dst) = self.dst(d) else { return false };
         let r = self.reg_of(v, 2);
         if r.count() != 2 {

@@ -162,7 +162,7 @@ impl Cx<'_> {
     fn matrix_addr(&mut self, op: &PtxOp<'_>, a: &ast::Operand) -> Option<Operand> {
         let addr = self.addr(a)?;
         let what = format!("`{}`", op.ins.opcode.text);
-        let space = match Space::of(&op.flags) {
+        let space = match Space::of(op.flags) {
             Space::Generic => {
                 if let Base::Reg(r) = addr.base {
                     // A generic address of the shared window: its low word.

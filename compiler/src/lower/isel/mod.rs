@@ -34,7 +34,7 @@ use super::ssa::{SsaBuilder, Var, VarInfo};
 use super::{Plan, PlanView, PlannedBlock, Scope, Sym};
 use crate::diag::Diagnostic;
 use crate::frontend::ast::{self, Expr, LitKind, Name, Span};
-use crate::frontend::check::{eval_const, parse_int};
+use crate::frontend::check::{eval_const, parse_int, short_key};
 use crate::frontend::isa::Isa;
 use crate::frontend::types::Ty;
 use crate::mir::{BlockId, Function, Inst, OpKind, Operand, Reg, RegClass, VReg};
@@ -384,7 +384,8 @@ pub struct Cx<'p> {
     /// ([`Cx::name_uses`]): most functions have no atomic that asks, and counting is a walk
     /// over every operand.
     name_uses: Option<rustc_hash::FxHashMap<&'p str, u32>>,
-    /// Register names already resolved, by scope and [`packed_name`]: every operand of every
+    /// Register names already resolved, by scope and [`short_key`] (the checker's, which packs
+    /// a name without a `memcpy` call): every operand of every
     /// instruction is resolved, most name one of a few registers, and a hit costs a hash of
     /// two integers where the scope walk hashes and compares strings.
     reg_cache: std::cell::RefCell<RegCache>,
@@ -446,19 +447,6 @@ impl RegCache {
     }
 }
 
-/// A name of up to 15 bytes packed into one integer, its bytes and then its length in the top
-/// byte (`None` when longer): a key that hashes and compares without touching the string.
-fn packed_name(name: &str) -> Option<u128> {
-    let b = name.as_bytes();
-    if b.len() > 15 {
-        return None;
-    }
-    let mut bytes = [0u8; 16];
-    bytes[..b.len()].copy_from_slice(b);
-    bytes[15] = b.len() as u8;
-    Some(u128::from_le_bytes(bytes))
-}
-
 /// A PTX instruction as the recipes see it: the full opcode (`cp.async.bulk`), its types in
 /// order and its other modifiers.
 pub struct PtxOp<'i> {
@@ -466,7 +454,10 @@ pub struct PtxOp<'i> {
     pub opcode: &'i str,
     /// Borrowed from [`OpcodeMemo`]: not copied for every instruction.
     pub types: &'i [Ty],
-    pub flags: smallvec::SmallVec<[&'i str; 8]>,
+    /// Borrowed from the list [`Cx::instruction`] sorts them into: a `SmallVec` of eight
+    /// `&str` is 136 bytes, and held here it was copied twice per instruction (callgrind, 16k
+    /// straight-line kernel: 32k `memcpy` calls, 0.93M instructions).
+    pub flags: &'i [&'i str],
 }
 
 impl PtxOp<'_> {
@@ -531,19 +522,22 @@ impl SortedOpcode {
     }
 }
 
-/// What [`OpcodeMemo::sort`] answers: the full opcode, the modifiers after it, and those split
-/// into types and flags.
-type Sorted<'a> = (
-    std::borrow::Cow<'a, str>,
-    &'a [Name],
-    &'a [Ty],
-    smallvec::SmallVec<[&'a str; 8]>,
-);
+/// What [`OpcodeMemo::sort`] answers: the full opcode, the modifiers after it, and their
+/// types (the flags among them go into a list the caller owns).
+type Sorted<'a> = (std::borrow::Cow<'a, str>, &'a [Name], &'a [Ty]);
+
+/// An instruction's flags: its modifiers that are not types, in order.
+type Flags<'a> = smallvec::SmallVec<[&'a str; 8]>;
 
 impl OpcodeMemo {
-    /// `ins`'s opcode, the modifiers that follow it, and those modifiers' types and flags in
-    /// order; `None` for an opcode the table does not know.
-    fn sort<'a>(&'a mut self, ins: &'a ast::Instruction) -> Option<Sorted<'a>> {
+    /// `ins`'s opcode, the modifiers that follow it, and those modifiers' types in order, with
+    /// its flags in order in `flags` (emptied first); `None` for an opcode the table does not
+    /// know.
+    fn sort<'a>(
+        &'a mut self,
+        ins: &'a ast::Instruction,
+        flags: &mut Flags<'a>,
+    ) -> Option<Sorted<'a>> {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
         ins.opcode.text.as_str().hash(&mut h);
@@ -565,7 +559,7 @@ impl OpcodeMemo {
             None => None,
         };
         let Some(at) = at else {
-            return self.sort_uncached(ins);
+            return self.sort_uncached(ins, flags);
         };
         let s = &self.sorted[at];
         let mods = &ins.modifiers[s.in_opcode..];
@@ -577,13 +571,13 @@ impl OpcodeMemo {
         let opcode = std::borrow::Cow::Borrowed(opcode);
         // Pushed one by one: `collect` and `clone` into a `SmallVec` go through its generic
         // `extend`, 60 instructions a call.
-        let mut flags = smallvec::SmallVec::new();
+        flags.clear();
         for (i, m) in mods.iter().enumerate() {
             if s.type_bits >> i & 1 == 0 {
                 flags.push(m.text.as_str());
             }
         }
-        Some((opcode, mods, &s.types, flags))
+        Some((opcode, mods, &s.types))
     }
 
     /// Sorts `ins`'s words from scratch.
@@ -610,17 +604,21 @@ impl OpcodeMemo {
     }
 
     /// [`OpcodeMemo::sort`] without the memo (words it cannot remember).
-    fn sort_uncached<'a>(&'a mut self, ins: &'a ast::Instruction) -> Option<Sorted<'a>> {
+    fn sort_uncached<'a>(
+        &'a mut self,
+        ins: &'a ast::Instruction,
+        flags: &mut Flags<'a>,
+    ) -> Option<Sorted<'a>> {
         let (opcode, mods) = Isa::get().split_opcode(ins)?;
         self.unremembered.clear();
-        let mut flags = smallvec::SmallVec::new();
+        flags.clear();
         for m in mods {
             match Ty::parse(&m.text) {
                 Some(t) => self.unremembered.push(t),
                 None => flags.push(m.text.as_str()),
             }
         }
-        Some((opcode, mods, &self.unremembered, flags))
+        Some((opcode, mods, &self.unremembered))
     }
 }
 
@@ -850,11 +848,8 @@ impl Cx<'_> {
     }
 
     pub(super) fn lookup_reg(&self, name: &str) -> Option<(Var, Ty)> {
-        let plan_like = PlanView {
-            scopes: self.scopes,
-        };
-        let Some(key) = packed_name(name) else {
-            return plan_like.reg(self.scope, name);
+        let Some(key) = short_key(name) else {
+            return self.walk_scopes(name);
         };
         let mut cache = self.reg_cache.borrow_mut();
         let slot = cache.slot(self.scope, key);
@@ -862,10 +857,21 @@ impl Cx<'_> {
             *slot = RegSlot {
                 scope: self.scope,
                 name: key,
-                reg: plan_like.reg(self.scope, name),
+                reg: self.walk_scopes(name),
             };
         }
         slot.reg
+    }
+
+    /// `name` looked up in the scopes ([`Cx::lookup_reg`] without its cache). Out of line: a
+    /// miss is rare, and inlined the walk made every lookup save and restore registers
+    /// (callgrind, 16k straight-line kernel: 19 of a lookup's 68 instructions).
+    #[inline(never)]
+    fn walk_scopes(&self, name: &str) -> Option<(Var, Ty)> {
+        let plan_like = PlanView {
+            scopes: self.scopes,
+        };
+        plan_like.reg(self.scope, name)
     }
 
     pub(super) fn sym(&self, name: &str) -> Option<Sym> {
@@ -880,33 +886,43 @@ impl Cx<'_> {
     /// per-thread uses (`MOV R, UR`); where the operand must be uniform, [`Cx::uniform_of`]
     /// finds the twin again (the copy is in `uniform_cache`).
     pub fn read_var(&mut self, var: Var) -> Reg {
-        if let Some(&twin) = self.shadow.get(&var) {
-            let u = self.ssa.read(self.f, twin, self.cur);
-            let r = self.new_vreg(RegClass::Gpr, 1);
-            // A twin whose value here is a constant (`UMOV UR6, 0x80` of `mov.b32 %r598, 128`
-            // before the loop) is read as that constant, which the consumer may fold as it
-            // folds any register moved from an immediate (`const_of`): pyptx
-            // `matmul_tma_v33`'s `tensormap.replace … box_dim …, %r598` becomes one `LOP3.LUT`
-            // with the field as an immediate, not `MOV R, UR; IADD3; LOP3.LUT`.
-            let src = match self
-                .def_of
-                .inst(u)
-                .map(|d| (d.mnemonic, d.guard.is_none(), &d.ops[..]))
-            {
-                Some(("UMOV", true, [_, k])) if matches!(k.kind, OpKind::Int(_)) => k.clone(),
-                _ => Operand::use_(Reg::whole(u, 1)),
-            };
-            self.emit_unguarded(Inst::new(
-                "MOV",
-                &[],
-                vec![Operand::def(Reg::whole(r, 1)), src],
-            ));
-            self.uniform_cache.insert(r, u);
-            return Reg::whole(r, 1);
+        // Most kernels keep no register in uniform registers: no hash of `var` then.
+        if !self.shadow.is_empty()
+            && let Some(&twin) = self.shadow.get(&var)
+        {
+            return self.read_twin(twin);
         }
         let words = self.ssa.var(var).words;
         let v = self.ssa.read(self.f, var, self.cur);
         Reg::whole(v, words)
+    }
+
+    /// [`Cx::read_var`] of a register kept in uniform registers, whose twin is `twin`. Out of
+    /// line, so that the common read stays small.
+    #[inline(never)]
+    fn read_twin(&mut self, twin: Var) -> Reg {
+        let u = self.ssa.read(self.f, twin, self.cur);
+        let r = self.new_vreg(RegClass::Gpr, 1);
+        // A twin whose value here is a constant (`UMOV UR6, 0x80` of `mov.b32 %r598, 128`
+        // before the loop) is read as that constant, which the consumer may fold as it
+        // folds any register moved from an immediate (`const_of`): pyptx
+        // `matmul_tma_v33`'s `tensormap.replace … box_dim …, %r598` becomes one `LOP3.LUT`
+        // with the field as an immediate, not `MOV R, UR; IADD3; LOP3.LUT`.
+        let src = match self
+            .def_of
+            .inst(u)
+            .map(|d| (d.mnemonic, d.guard.is_none(), &d.ops[..]))
+        {
+            Some(("UMOV", true, [_, k])) if matches!(k.kind, OpKind::Int(_)) => k.clone(),
+            _ => Operand::use_(Reg::whole(u, 1)),
+        };
+        self.emit_unguarded(Inst::new(
+            "MOV",
+            &[],
+            vec![Operand::def(Reg::whole(r, 1)), src],
+        ));
+        self.uniform_cache.insert(r, u);
+        Reg::whole(r, 1)
     }
 
     /// Gives each register [`loop_uniform::shadowed_vars`] finds its uniform twin
@@ -1017,6 +1033,22 @@ impl Cx<'_> {
     }
 
     pub(super) fn expr_val(&mut self, e: &Expr, ty: Ty) -> Option<Val> {
+        // Almost every operand is a plain register: that case first, the others out of line
+        // (inlined, they made every call save and restore registers).
+        if let Expr::Name {
+            name,
+            component: None,
+        } = e
+            && let Some((var, _)) = self.lookup_reg(&name.text)
+        {
+            return Some(Val::Reg(self.read_var(var)));
+        }
+        self.other_expr_val(e, ty)
+    }
+
+    /// [`Cx::expr_val`] of an operand that is not a plain register.
+    #[inline(never)]
+    fn other_expr_val(&mut self, e: &Expr, ty: Ty) -> Option<Val> {
         match e {
             Expr::Name { name, component } => {
                 if let Some((var, _)) = self.lookup_reg(&name.text) {
@@ -1231,7 +1263,8 @@ impl Cx<'_> {
                 }
             }
         }
-        let Some((opcode, mods, types, flags)) = opcodes.sort(ins) else {
+        let mut flags = Flags::new();
+        let Some((opcode, mods, types)) = opcodes.sort(ins, &mut flags) else {
             self.error(
                 ins.opcode.span,
                 format!("unknown instruction `{}`", ins.opcode.text),
@@ -1242,7 +1275,7 @@ impl Cx<'_> {
             ins,
             opcode: &opcode,
             types,
-            flags,
+            flags: &flags,
         };
         // Each family says `None` for opcodes that are not its own.
         let done = self
@@ -1294,9 +1327,20 @@ mod tests {
             .collect()
     }
 
-    /// An owned copy of what [`OpcodeMemo::sort`] answers, to compare answers.
-    fn owned(s: Option<Sorted<'_>>) -> Option<(String, usize, Vec<Ty>, Vec<String>)> {
-        s.map(|(op, mods, types, flags)| {
+    /// An owned copy of what [`OpcodeMemo::sort`] (or, `uncached`, `sort_uncached`) answers, with
+    /// the flags, to compare answers.
+    fn sorted(
+        memo: &mut OpcodeMemo,
+        ins: &ast::Instruction,
+        uncached: bool,
+    ) -> Option<(String, usize, Vec<Ty>, Vec<String>)> {
+        let mut flags = Flags::new();
+        let s = if uncached {
+            memo.sort_uncached(ins, &mut flags)
+        } else {
+            memo.sort(ins, &mut flags)
+        };
+        s.map(|(op, mods, types)| {
             (
                 op.into_owned(),
                 mods.len(),
@@ -1325,13 +1369,13 @@ mod tests {
         );
         let mut memo = OpcodeMemo::default();
         for i in &ins {
-            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
+            let fresh = sorted(&mut OpcodeMemo::default(), i, true);
             assert!(fresh.is_some(), "{} is an opcode", i.opcode.text);
-            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
+            assert_eq!(sorted(&mut memo, i, false), fresh, "{}", i.opcode.text);
         }
         // One entry per distinct text: add.s32, fma, st, cvt, ret.
         assert_eq!(memo.sorted.len(), 5);
-        let fma = owned(memo.sort(&ins[2])).expect("sorted");
+        let fma = sorted(&mut memo, &ins[2], false).expect("sorted");
         assert_eq!(fma.0, "fma");
         assert_eq!(fma.2, vec![Ty::parse(".f32").expect("a type")]);
         assert_eq!(fma.3, vec![".rn", ".ftz"]);
@@ -1342,8 +1386,8 @@ mod tests {
             *v = ret;
         }
         for i in &ins {
-            let fresh = owned(OpcodeMemo::default().sort_uncached(i));
-            assert_eq!(owned(memo.sort(i)), fresh, "{}", i.opcode.text);
+            let fresh = sorted(&mut OpcodeMemo::default(), i, true);
+            assert_eq!(sorted(&mut memo, i, false), fresh, "{}", i.opcode.text);
         }
     }
 }
