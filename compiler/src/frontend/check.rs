@@ -2847,7 +2847,8 @@ fn opcode_span(ins: &Instruction, mods: &[Name]) -> Span {
 
 #[cfg(test)]
 mod tests {
-    use super::short_key;
+    use super::{chain_key, short_key};
+    use crate::frontend::ast::{Instruction, Name, Span};
 
     /// The key packs the name as a copy into a zeroed 16-byte array would, for every length.
     #[test]
@@ -2866,5 +2867,34 @@ mod tests {
         // Names that differ in one byte, or only in length (a trailing zero-like byte), differ.
         assert_ne!(short_key("%r1"), short_key("%r1\0"));
         assert_ne!(short_key("%rd12345"), short_key("%rd12346"));
+    }
+
+    /// A chain's key is the key of its text written out, whatever its words; longer than 15
+    /// bytes, it has none.
+    #[test]
+    fn chain_key_is_the_short_key_of_the_joined_text() {
+        let ins = |words: &[&str]| Instruction {
+            guard: None,
+            opcode: Name::new(words[0], 0, 0),
+            modifiers: words[1..].iter().map(|w| Name::new(w, 0, 0)).collect(),
+            operands: Vec::new(),
+            span: Span::default(),
+        };
+        for words in [
+            &["ld", ".global", ".f32"][..],
+            &["cvt", ".rn", ".f32", ".s32"],
+            &["mad", ".lo", ".s32"],
+            &["ret"],
+            &["a", ".b", ".c", ".d", ".e"],
+            &["ld", ".global", ".nc", ".f32"],
+            &["st", ".shared::cluster", ".u32"],
+        ] {
+            let joined = words.concat();
+            assert_eq!(chain_key(&ins(words)), short_key(&joined), "{joined}");
+        }
+        assert_ne!(
+            chain_key(&ins(&["add", ".s32"])),
+            chain_key(&ins(&["add", ".s3"]))
+        );
     }
 }
