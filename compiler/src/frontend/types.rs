@@ -180,10 +180,15 @@ impl Ty {
 
     /// Whether a register declared with type `reg` may be used where the instruction wants
     /// `want`. `relaxed` is the ld/st/cvt rule: an integer register may be wider than the type.
+    #[inline]
     pub fn register_fits(reg: Ty, want: Ty, relaxed: bool) -> bool {
-        if reg == want {
-            return true;
-        }
+        // The same type (`%f1` of `.f32` in `add.f32`) is the common case: one byte compare
+        // where the caller is, without a call.
+        reg == want || Ty::other_register_fits(reg, want, relaxed)
+    }
+
+    /// [`Ty::register_fits`] for two different types.
+    fn other_register_fits(reg: Ty, want: Ty, relaxed: bool) -> bool {
         let (rb, rk) = reg.entry();
         let (wb, wk) = want.entry();
         if rk == Kind::Pred || wk == Kind::Pred {
