@@ -60,6 +60,19 @@ pub struct ModuleInfo {
     /// `debug` appeared in `.target`.
     pub debug: bool,
     pub address_size: u32,
+    /// What each function body (by the function's name) contains that lowering rewrites
+    /// before selection, seen while checking it: lowering then need not walk a large body again
+    /// to find out (at 64k instructions, a walk costs a cache miss per instruction).
+    pub bodies: HashMap<String, BodyFacts>,
+}
+
+/// What a function body contains, for lowering ([`ModuleInfo::bodies`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BodyFacts {
+    /// A `call` instruction, anywhere in the body.
+    pub calls: bool,
+    /// A `.param` variable declared in the body (a call's argument or result).
+    pub param_vars: bool,
 }
 
 /// The oldest PTX ISA version that knows a target (ptxas: "PTX .version 7.0 does not support
@@ -392,6 +405,7 @@ pub fn check(m: &Module, arch: Arch) -> Result<(ModuleInfo, Vec<Diagnostic>), Ve
             target: arch,
             debug: false,
             address_size: 64,
+            bodies: HashMap::default(),
         },
         arch,
         globals: HashMap::default(),
@@ -595,6 +609,8 @@ struct FnCtx {
     /// same few registers thousands of times, and a name's meaning changes only when a
     /// declaration is added or a block is entered or left, which empty this memo.
     resolved: RefCell<ResolvedMemo>,
+    /// What the body contains so far ([`ModuleInfo::bodies`]).
+    facts: BodyFacts,
 }
 
 /// The memo of [`FnCtx::resolved`]. A name of at most 15 bytes (`%rd123`: nearly every name in
@@ -1319,8 +1335,10 @@ impl Checker {
         let mut ctx = FnCtx {
             scopes: vec![params],
             resolved: RefCell::default(),
+            facts: BodyFacts::default(),
         };
         self.enter_block(&body.stmts, &mut ctx);
+        self.info.bodies.insert(f.name.text.to_string(), ctx.facts);
     }
 
     fn param(&mut self, p: &ParamDecl, is_entry: bool, scope: &mut Scope) {
@@ -1497,8 +1515,14 @@ impl Checker {
     fn block(&mut self, stmts: &[Stmt], ctx: &mut FnCtx) {
         for s in stmts {
             match s {
-                Stmt::Var(v) => self.var_decl(v, Some(ctx)),
-                Stmt::Instr(i) => self.instruction(i, ctx),
+                Stmt::Var(v) => {
+                    ctx.facts.param_vars |= v.space == Space::Param;
+                    self.var_decl(v, Some(ctx));
+                }
+                Stmt::Instr(i) => {
+                    ctx.facts.calls |= i.opcode.text == "call";
+                    self.instruction(i, ctx);
+                }
                 Stmt::Block(b) => self.enter_block(&b.stmts, ctx),
                 Stmt::Targets(t) => {
                     let (kind, targets) = (&t.kind, &t.targets);

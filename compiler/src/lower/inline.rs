@@ -37,23 +37,30 @@
 
 use crate::diag::Diagnostic;
 use crate::frontend::ast::*;
+use crate::frontend::check::BodyFacts;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// How deep calls may nest when inlined.
 const MAX_DEPTH: usize = 32;
 
 /// Returns `kernel` with every call inlined (borrowed unchanged when it has no call and no
-/// `.param` variable, which saves copying a large body).
+/// `.param` variable, which saves copying a large body). `facts` are the checker's findings
+/// about the body ([`crate::frontend::check::ModuleInfo::bodies`]); without them the body is
+/// walked to find out.
 pub fn inline_calls<'k>(
     kernel: &'k Function,
     module: &Module,
     subroutines: &FxHashSet<String>,
+    facts: Option<BodyFacts>,
 ) -> Result<std::borrow::Cow<'k, Function>, Vec<Diagnostic>> {
-    if !kernel
-        .body
-        .as_ref()
-        .is_some_and(|b| needs_rewrite(&b.stmts))
-    {
+    let rewrite = match facts {
+        Some(f) => f.calls || f.param_vars,
+        None => kernel
+            .body
+            .as_ref()
+            .is_some_and(|b| needs_rewrite(&b.stmts)),
+    };
+    if !rewrite {
         return Ok(std::borrow::Cow::Borrowed(kernel));
     }
     let funcs: FxHashMap<&str, &Function> = module
@@ -480,7 +487,7 @@ pub fn subroutine_body(
     if !diags.is_empty() {
         return Err(diags);
     }
-    let lowered = inline_calls(&out, module, subroutines)?.into_owned();
+    let lowered = inline_calls(&out, module, subroutines, None)?.into_owned();
     Ok(lowered)
 }
 
