@@ -1001,7 +1001,8 @@ struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    fn new(nodes: &'a [Node], block_of: &'a [usize]) -> Events<'a> {
+    /// The facts of every instruction; `same` as for [`assign_nodes_sharing`].
+    fn new(nodes: &'a [Node], block_of: &'a [usize], same: Option<&[usize]>) -> Events<'a> {
         let mut names: Vec<&str> = Vec::new();
         let mut id = |q: Option<&'static str>| -> u8 {
             let Some(q) = q else { return NONE };
@@ -1018,10 +1019,19 @@ impl<'a> Events<'a> {
             own_sets.push(set);
             (own_sets.len() - 1) as u32
         };
-        let info = nodes
-            .iter()
-            .enumerate()
-            .map(|(k, node)| {
+        let mut info: Vec<Info> = Vec::with_capacity(nodes.len());
+        for (k, node) in nodes.iter().enumerate() {
+            // An instruction equal to an earlier one has its facts, and shares its register
+            // sets, unless its position changed the events it starts (the padding, what the
+            // next instruction waits for).
+            if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k)
+                && nodes[j].padding == node.padding
+                && nodes[j].next_waits == node.next_waits
+            {
+                info.push(info[j].clone());
+                continue;
+            }
+            info.push({
                 let (w, r) = own_events(k, node);
                 let late_uniform = reads_uniform_late(node);
                 // Only for an instruction that starts a read event (most start none).
@@ -1079,8 +1089,8 @@ impl<'a> Events<'a> {
                     own_read,
                     retires,
                 }
-            })
-            .collect();
+            });
+        }
         Events {
             nodes,
             block_of,
@@ -1909,6 +1919,19 @@ fn assign_serial(code: &[Instr], nodes: &[Node]) -> Assigned {
 
 /// [`assign`] on analysed nodes.
 pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
+    assign_nodes_sharing(code, nodes, opts, None)
+}
+
+/// [`assign_nodes`], where `same[k]` names an earlier instruction equal to instruction `k` but
+/// for its address ([`crate::emit::repeats::first_equal`], as for
+/// [`analyze_encoded_sharing`]): the per-instruction facts of the dataflow and the timing are
+/// copied from it instead of worked out again.
+pub fn assign_nodes_sharing(
+    code: &[Instr],
+    nodes: &[Node],
+    opts: Options,
+    same: Option<&[usize]>,
+) -> Assigned {
     if opts.serial {
         return assign_serial(code, nodes);
     }
@@ -1941,9 +1964,12 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         std::borrow::Cow::Borrowed(nodes)
     };
     let nodes = &patched[..];
+    // Patched `CALL`s differ from equal ones elsewhere: nothing is shared then (calls are
+    // never shared anyway, but this keeps the rule simple).
+    let same = same.filter(|_| matches!(patched, std::borrow::Cow::Borrowed(_)));
 
     // Scoreboards.
-    let mut events = Events::new(nodes, &g.block_of);
+    let mut events = Events::new(nodes, &g.block_of, same);
     let first_walk = solve(&mut events, &g, &order, None, &[]);
     let (colour, _, coloured) = allocate(&mut events, &g, &order, &first_walk);
     drop(first_walk);
@@ -2049,7 +2075,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut pad = vec![0i64; nb];
     let mut issue = vec![0i64; n + 1];
     let mut reason: Vec<Reason> = vec![Reason::None; n];
-    let mut memo = Memo::new(m, code, nodes);
+    let mut memo = Memo::new(m, code, nodes, same);
     // The entry (ready times, pad) each block was last timed with: a block whose entry did not
     // change is not timed again (its results would be the same).
     let mut timed_with: Vec<Option<(Ready, i64)>> = vec![None; nb];
@@ -2302,7 +2328,14 @@ struct Memo<'m> {
 }
 
 impl<'m> Memo<'m> {
-    fn new(m: &'m latency::Model, code: &[Instr], nodes: &'m [Node]) -> Memo<'m> {
+    /// The tables of a function; `same` as for [`assign_nodes_sharing`] (an instruction equal
+    /// to an earlier one has its class, signatures and flags).
+    fn new(
+        m: &'m latency::Model,
+        code: &[Instr],
+        nodes: &'m [Node],
+        same: Option<&[usize]>,
+    ) -> Memo<'m> {
         // Classes are told apart by the addresses of their names, not by hashing the text
         // (1M of the 311M instructions of compiling the straight-line 16k kernel): the same
         // `opcodes.csv` row always gives the same addresses, and two numbers for one name
@@ -2310,15 +2343,36 @@ impl<'m> Memo<'m> {
         type Name = (usize, usize);
         let name = |s: &str| -> Name { (s.as_ptr() as usize, s.len()) };
         let mut seen: HashMap<(Name, Name, Kind), usize> = HashMap::default();
-        let class: Vec<usize> = nodes
-            .iter()
-            .map(|n| {
-                let next = seen.len();
+        let n = nodes.len();
+        let mut class = Vec::with_capacity(n);
+        let mut read_sig = Vec::with_capacity(n);
+        let mut write_sig = Vec::with_capacity(n);
+        let mut tensor = Vec::with_capacity(n);
+        let mut never = Vec::with_capacity(n);
+        for (k, node) in nodes.iter().enumerate() {
+            if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k) {
+                class.push(class[j]);
+                read_sig.push(read_sig[j]);
+                write_sig.push(write_sig[j]);
+                tensor.push(tensor[j]);
+                never.push(never[j]);
+                continue;
+            }
+            let next = seen.len();
+            class.push(
                 *seen
-                    .entry((name(n.class.class), name(n.class.pipe), n.class.kind))
-                    .or_insert(next)
-            })
-            .collect();
+                    .entry((
+                        name(node.class.class),
+                        name(node.class.pipe),
+                        node.class.kind,
+                    ))
+                    .or_insert(next),
+            );
+            read_sig.push(signature(&node.reads));
+            write_sig.push(signature(&node.writes));
+            tensor.push(node.class.pipe == "tensor");
+            never.push(never_runs(&code[k]));
+        }
         let classes = seen.len();
         Memo {
             m,
@@ -2327,10 +2381,10 @@ impl<'m> Memo<'m> {
             classes,
             issue: vec![None; classes * classes],
             raw: vec![None; classes * classes * OPERANDS],
-            read_sig: nodes.iter().map(|n| signature(&n.reads)).collect(),
-            write_sig: nodes.iter().map(|n| signature(&n.writes)).collect(),
-            tensor: nodes.iter().map(|n| n.class.pipe == "tensor").collect(),
-            never: code.iter().map(never_runs).collect(),
+            read_sig,
+            write_sig,
+            tensor,
+            never,
             reach: m
                 .issue
                 .iter()
