@@ -1333,9 +1333,10 @@ impl<'a> Events<'a> {
                 let q = me.read_queue;
                 let retired = |old: &Pending| {
                     let e = old.ev;
-                    ev_is_read(e)
+                    // The signature test first: it rejects almost every entry.
+                    old.sig & !regs.1 == 0
+                        && ev_is_read(e)
                         && ev_instr(e) < k
-                        && old.sig & !regs.1 == 0
                         && colour.is_none_or(|col| col[e as usize] == NONE)
                         && self.info[ev_instr(e)].read_queue == q
                         && self.sets[old.regs as usize].is_subset(regs)
@@ -1346,10 +1347,13 @@ impl<'a> Events<'a> {
                 let mut kept = 0;
                 for at in 0..state.0.len() {
                     let old = state.0[at];
-                    if !retired(&old) {
-                        state.0[kept] = old;
-                        kept += 1;
+                    if retired(&old) {
+                        continue;
                     }
+                    if kept < at {
+                        state.0[kept] = old;
+                    }
+                    kept += 1;
                 }
                 state.0.truncate(kept);
             }
