@@ -190,7 +190,7 @@ pub fn encode_function_with(
             encoded.push(e);
         }
         let nodes = scoreboard::analyze_encoded_sharing(&out.instrs, &encoded, Some(&same));
-        let assigned = scoreboard::assign_nodes(&out.instrs, &nodes, opts);
+        let assigned = scoreboard::assign_nodes_sharing(&out.instrs, &nodes, opts, Some(&same));
         let mut more = false;
         for (k, w) in assigned.why.iter().enumerate() {
             if w.extra > 0

@@ -617,22 +617,43 @@ fn ev_is_read(e: Ev) -> bool {
     e % 2 == 1
 }
 
-/// Pending events and the registers each still covers, sorted by event. A sorted vector, not a
-/// map: the state holds a handful of events (7.5 on average over the generated straight-line
-/// kernel of 8 120 instructions), and straight-line code only ever appends to it.
+/// A pending event and the registers it still covers: their signature ([`signature`]), and the
+/// set itself as an index into [`Events::sets`]. The sets are never changed in place (a merge
+/// that adds registers makes a new one), so an entry is 24 bytes to copy: with the set inline
+/// (a `UnitSet`, 40 bytes with the event) every event an instruction started cloned a
+/// `SmallVec`, and dropping or moving entries copied them (with the appending
+/// [`State::insert`] and the retiring loop of [`Events::add_own_events`], `assign_nodes` went
+/// from 20.0M to 18.7M instructions on the straight-line 16k kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    ev: Ev,
+    regs: u32,
+    sig: u64,
+    /// A rule lets the event be needed without a shared register ([`Info::needed_by_rule`]).
+    by_rule: bool,
+}
+
+/// Pending events, sorted by event. A sorted vector, not a map: the state holds a handful of
+/// events (7.5 on average over the generated straight-line kernel of 8 120 instructions), and
+/// straight-line code only ever appends to it.
 #[derive(Clone, Debug, Default)]
-struct State(Vec<(Ev, UnitSet)>);
+struct State(Vec<Pending>);
 
 impl State {
-    /// Sets the registers of `e`, adding the event if it is not pending.
-    fn insert(&mut self, e: Ev, regs: UnitSet) {
-        match self.0.binary_search_by_key(&e, |x| x.0) {
-            Ok(p) => self.0[p].1 = regs,
-            Err(p) => self.0.insert(p, (e, regs)),
+    /// Sets the registers of `p.ev`, adding the event if it is not pending.
+    fn insert(&mut self, p: Pending) {
+        // Straight-line code only appends.
+        if self.0.last().is_none_or(|last| last.ev < p.ev) {
+            self.0.push(p);
+            return;
+        }
+        match self.0.binary_search_by_key(&p.ev, |x| x.ev) {
+            Ok(at) => self.0[at] = p,
+            Err(at) => self.0.insert(at, p),
         }
     }
     fn keys(&self) -> impl Iterator<Item = Ev> + '_ {
-        self.0.iter().map(|x| x.0)
+        self.0.iter().map(|x| x.ev)
     }
 }
 
@@ -709,31 +730,41 @@ impl<'a> IntoIterator for &'a UnitSet {
 }
 
 /// Unites `from` into `into`: whether a register was added, and whether anything was (an event
-/// of `from` without registers is added without counting as a change).
-fn merge(into: &mut State, from: &State) -> (bool, bool) {
+/// of `from` without registers is added without counting as a change). A union that adds
+/// registers to an event's set is a new set in `sets`. (A set is empty exactly when its
+/// signature is 0.)
+fn merge(into: &mut State, from: &State, sets: &mut Vec<UnitSet>) -> (bool, bool) {
     // The first merge into a block (the only one for a block with one predecessor) copies.
     if into.0.is_empty() {
         into.0.clone_from(&from.0);
-        let changed = from.0.iter().any(|(_, regs)| !regs.is_empty());
+        let changed = from.0.iter().any(|p| p.sig != 0);
         return (changed, !from.0.is_empty());
     }
     let mut changed = false;
     let mut modified = false;
-    for (e, regs) in &from.0 {
-        match into.0.binary_search_by_key(e, |x| x.0) {
-            Ok(p) => {
-                let slot = &mut into.0[p].1;
-                if slot == regs {
+    for p in &from.0 {
+        match into.0.binary_search_by_key(&p.ev, |x| x.ev) {
+            Ok(at) => {
+                let slot = &mut into.0[at];
+                if slot.regs == p.regs || sets[slot.regs as usize] == sets[p.regs as usize] {
                     continue;
                 }
-                for r in regs {
-                    changed |= slot.insert(*r);
+                let mut union = sets[slot.regs as usize].clone();
+                let mut added = false;
+                for r in &sets[p.regs as usize] {
+                    added |= union.insert(*r);
+                }
+                if added {
+                    changed = true;
+                    slot.sig = union.1;
+                    slot.regs = sets.len() as u32;
+                    sets.push(union);
                 }
             }
-            Err(p) => {
-                changed |= !regs.is_empty();
+            Err(at) => {
+                changed |= p.sig != 0;
                 modified = true;
-                into.0.insert(p, (*e, regs.clone()));
+                into.0.insert(at, *p);
             }
         }
     }
@@ -913,6 +944,9 @@ struct Info {
     /// Signatures of the registers written, and of those read or written.
     w_sig: u64,
     rw_sig: u64,
+    /// A rule lets it need an event without sharing a register with it: `dealloc`, `exit`,
+    /// `awaits_completions` ([`Events::hits`]).
+    needs_by_rule: bool,
     /// [`waits_all`], [`dealloc`], `EXIT`, [`Node::awaits_completions`].
     waits_all: bool,
     dealloc: bool,
@@ -929,16 +963,13 @@ struct Info {
     read_queue: u8,
     release_queue: u8,
     /// The registers of its own write and read events, when it starts them: indices into
-    /// [`Events::own_sets`] (`NO_SET` for none). Most instructions start no event, and an
+    /// [`Events::sets`] (`NO_SET` for none). Most instructions start no event, and an
     /// `Option<UnitSet>` each made an `Info` 136 bytes instead of 40 (3.6% of the page faults
     /// of the straight-line 64k kernel).
     own_write: u32,
     own_read: u32,
     /// Its read event retires the older ones of its read queue that it covers.
     retires: bool,
-    /// A rule lets it need an event without sharing a register with it: `dealloc`, `exit`,
-    /// `awaits_completions` ([`Events::hits`]).
-    needs_by_rule: bool,
     /// A rule lets its events be needed without a shared register: `next_waits`,
     /// `completion`, `dealloc`, `releases_always`.
     needed_by_rule: bool,
@@ -958,9 +989,10 @@ struct Events<'a> {
     nodes: &'a [Node],
     block_of: &'a [usize],
     info: Vec<Info>,
-    /// The register sets of the events instructions start ([`Info::own_write`],
-    /// [`Info::own_read`]).
-    own_sets: Vec<UnitSet>,
+    /// The register sets of pending events ([`Pending::regs`]): first those of the events
+    /// instructions start ([`Info::own_write`], [`Info::own_read`]), then the unions merges
+    /// make.
+    sets: Vec<UnitSet>,
     flags: Vec<u8>,
     /// The last needed event of each in-order queue: (queue, read event, block, instruction).
     last: Vec<(u8, bool, usize, usize)>,
@@ -969,7 +1001,8 @@ struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    fn new(nodes: &'a [Node], block_of: &'a [usize]) -> Events<'a> {
+    /// The facts of every instruction; `same` as for [`assign_nodes_sharing`].
+    fn new(nodes: &'a [Node], block_of: &'a [usize], same: Option<&[usize]>) -> Events<'a> {
         let mut names: Vec<&str> = Vec::new();
         let mut id = |q: Option<&'static str>| -> u8 {
             let Some(q) = q else { return NONE };
@@ -986,10 +1019,19 @@ impl<'a> Events<'a> {
             own_sets.push(set);
             (own_sets.len() - 1) as u32
         };
-        let info = nodes
-            .iter()
-            .enumerate()
-            .map(|(k, node)| {
+        let mut info: Vec<Info> = Vec::with_capacity(nodes.len());
+        for (k, node) in nodes.iter().enumerate() {
+            // An instruction equal to an earlier one has its facts, and shares its register
+            // sets, unless its position changed the events it starts (the padding, what the
+            // next instruction waits for).
+            if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k)
+                && nodes[j].padding == node.padding
+                && nodes[j].next_waits == node.next_waits
+            {
+                info.push(info[j].clone());
+                continue;
+            }
+            info.push({
                 let (w, r) = own_events(k, node);
                 let late_uniform = reads_uniform_late(node);
                 // Only for an instruction that starts a read event (most start none).
@@ -1015,6 +1057,7 @@ impl<'a> Events<'a> {
                 };
                 let read_queue = id(node.class.read_queue);
                 let w_sig = signature(&node.writes);
+                let rw_sig = w_sig | signature(&node.reads);
                 let (dealloc, exit) = (dealloc(node), node.class.class == "EXIT");
                 Info {
                     needs_by_rule: dealloc || exit || node.awaits_completions,
@@ -1023,7 +1066,7 @@ impl<'a> Events<'a> {
                         || dealloc
                         || releases_always(node),
                     w_sig,
-                    rw_sig: w_sig | signature(&node.reads),
+                    rw_sig,
                     waits_all: waits_all(node),
                     dealloc,
                     exit,
@@ -1046,31 +1089,32 @@ impl<'a> Events<'a> {
                     own_read,
                     retires,
                 }
-            })
-            .collect();
+            });
+        }
         Events {
             nodes,
             block_of,
             info,
-            own_sets,
+            sets: own_sets,
             flags: Vec::new(),
             last: Vec::new(),
             needed: Vec::new(),
         }
     }
 
-    /// Whether instruction `k` needs the pending event `e` that still covers `regs`.
+    /// Whether instruction `k` needs the pending event `p`.
     ///
     /// Most pending events share no register with most instructions: when no rule applies to
     /// either side, the signatures alone say no, without the call of [`Events::hits_by_rules`]
-    /// (the dataflow asks this 22 times an instruction on the straight-line kernels).
+    /// (the dataflow asks this 22 times an instruction on the straight-line kernels). The test
+    /// reads only the pending entry and `k`'s facts, not those of the event's instruction.
     #[inline]
-    fn hits(&self, k: usize, e: Ev, regs: &UnitSet) -> bool {
-        let (me, of) = (&self.info[k], &self.info[ev_instr(e)]);
-        if !me.needs_by_rule && !of.needed_by_rule && !regs.meets(me.rw_sig) {
+    fn hits(&self, k: usize, p: &Pending) -> bool {
+        let me = &self.info[k];
+        if !me.needs_by_rule && !p.by_rule && p.sig & me.rw_sig == 0 {
             return false;
         }
-        self.hits_by_rules(k, e, regs)
+        self.hits_by_rules(k, p.ev, &self.sets[p.regs as usize])
     }
 
     /// [`Events::hits`], every rule spelled out.
@@ -1138,7 +1182,7 @@ impl<'a> Events<'a> {
         let first = if all {
             Some(0)
         } else {
-            state.0.iter().position(|(e, regs)| self.hits(k, *e, regs))
+            state.0.iter().position(|p| self.hits(k, p))
         };
         // Most instructions need no pending event: then none completes either.
         let Some(first) = first else {
@@ -1149,8 +1193,7 @@ impl<'a> Events<'a> {
         flags.clear();
         flags.resize(m, 0);
         for p in first..m {
-            let (e, regs) = &state.0[p];
-            if all || p == first || self.hits(k, *e, regs) {
+            if all || p == first || self.hits(k, &state.0[p]) {
                 flags[p] = HIT;
             }
         }
@@ -1158,8 +1201,8 @@ impl<'a> Events<'a> {
         // hit: a write event implies the read event of the same instruction (its sources are
         // read before its results land), and `ev_r(i)` directly follows `ev_w(i)`.
         let write_hit = |flags: &[u8], p: usize| {
-            let e = state.0[p].0;
-            ev_is_read(e) && p > 0 && state.0[p - 1].0 == e - 1 && flags[p - 1] & HIT != 0
+            let e = state.0[p].ev;
+            ev_is_read(e) && p > 0 && state.0[p - 1].ev == e - 1 && flags[p - 1] & HIT != 0
         };
         for p in 0..m {
             if flags[p] & HIT != 0 && !write_hit(&flags, p) {
@@ -1175,7 +1218,7 @@ impl<'a> Events<'a> {
         // identical control words (v33 +6, v34 +26, v35 −18), probes +3.
         self.last.clear();
         for p in 0..m {
-            let e = state.0[p].0;
+            let e = state.0[p].ev;
             let q = self.queue_of(e);
             if flags[p] & NEED == 0 || q == NONE {
                 continue;
@@ -1192,7 +1235,7 @@ impl<'a> Events<'a> {
         }
         let mut mask = 0u8;
         for p in 0..m {
-            let e = state.0[p].0;
+            let e = state.0[p].ev;
             if flags[p] & NEED == 0 {
                 continue;
             }
@@ -1213,7 +1256,7 @@ impl<'a> Events<'a> {
         // Complete: the needed events, what they imply, and (with colours) everything sharing
         // a waited scoreboard.
         for p in 0..m {
-            let e = state.0[p].0;
+            let e = state.0[p].ev;
             let done = flags[p] & NEED != 0
                 || colour.is_some_and(|col| col[e as usize] != NONE && mask >> col[e as usize] & 1 == 1)
                 // Read events of an instruction whose write completed.
@@ -1226,8 +1269,8 @@ impl<'a> Events<'a> {
         }
         // An instruction's sources are released before its results land.
         for p in 0..m {
-            let e = state.0[p].0;
-            if flags[p] & DONE != 0 && !ev_is_read(e) && p + 1 < m && state.0[p + 1].0 == e + 1 {
+            let e = state.0[p].ev;
+            if flags[p] & DONE != 0 && !ev_is_read(e) && p + 1 < m && state.0[p + 1].ev == e + 1 {
                 flags[p + 1] |= DONE;
             }
         }
@@ -1240,7 +1283,7 @@ impl<'a> Events<'a> {
         // store's read scoreboard (above). Corpora 11 421 → 11 448 identical control words of
         // 12 112 (optimized code), kernels +10.
         for p in 0..m {
-            let e = state.0[p].0;
+            let e = state.0[p].ev;
             let i = ev_instr(e);
             let q = self.info[i].read_queue;
             if flags[p] & DONE == 0 || ev_is_read(e) || q == NONE {
@@ -1248,8 +1291,8 @@ impl<'a> Events<'a> {
             }
             // Events of earlier instructions come first in the state.
             for x in 0..p {
-                let j = ev_instr(state.0[x].0);
-                if ev_is_read(state.0[x].0)
+                let j = ev_instr(state.0[x].ev);
+                if ev_is_read(state.0[x].ev)
                     && j < i
                     && self.block_of[j] == self.block_of[i]
                     && self.info[j].read_queue == q
@@ -1272,10 +1315,10 @@ impl<'a> Events<'a> {
     fn add_own_events(&self, k: usize, state: &mut State, colour: Option<&[u8]>) {
         let me = &self.info[k];
         if me.own_write != NO_SET {
-            state.insert(ev_w(k), self.own_sets[me.own_write as usize].clone());
+            state.insert(self.pending(ev_w(k), me.own_write));
         }
         if me.own_read != NO_SET {
-            let regs = &self.own_sets[me.own_read as usize];
+            let regs = &self.sets[me.own_read as usize];
             // Only vector registers are read late; uniform registers and predicates are read at
             // issue, except by the TMA unit and `SYNCS` ([`reads_uniform_late`]).
             if me.retires {
@@ -1288,16 +1331,43 @@ impl<'a> Events<'a> {
                 // dropped, so that in a loop the previous iteration's later events stay as they
                 // were.
                 let q = me.read_queue;
-                let info = &self.info;
-                state.0.retain(|(e, old)| {
-                    !(ev_is_read(*e)
-                        && ev_instr(*e) < k
-                        && colour.is_none_or(|col| col[*e as usize] == NONE)
-                        && info[ev_instr(*e)].read_queue == q
-                        && old.is_subset(regs))
-                });
+                let retired = |old: &Pending| {
+                    let e = old.ev;
+                    // The signature test first: it rejects almost every entry.
+                    old.sig & !regs.1 == 0
+                        && ev_is_read(e)
+                        && ev_instr(e) < k
+                        && colour.is_none_or(|col| col[e as usize] == NONE)
+                        && self.info[ev_instr(e)].read_queue == q
+                        && self.sets[old.regs as usize].is_subset(regs)
+                };
+                // `Vec::retain` by hand: the entries are `Copy`, and the loop is half the
+                // instructions of `retain`'s (1.7M of the 155.0M of compiling the straight-line
+                // 16k kernel, 4 144 calls).
+                let mut kept = 0;
+                for at in 0..state.0.len() {
+                    let old = state.0[at];
+                    if retired(&old) {
+                        continue;
+                    }
+                    if kept < at {
+                        state.0[kept] = old;
+                    }
+                    kept += 1;
+                }
+                state.0.truncate(kept);
             }
-            state.insert(ev_r(k), regs.clone());
+            state.insert(self.pending(ev_r(k), me.own_read));
+        }
+    }
+
+    /// The pending event `ev` covering the registers of set `regs`.
+    fn pending(&self, ev: Ev, regs: u32) -> Pending {
+        Pending {
+            ev,
+            regs,
+            sig: self.sets[regs as usize].1,
+            by_rule: self.info[ev_instr(ev)].needed_by_rule,
         }
     }
 }
@@ -1363,7 +1433,7 @@ fn solve(
             let mut st = input[b].clone();
             walk(ev, b, &mut st, &mut out);
             for &t in event_succs(nodes, g, b) {
-                let (changed, modified) = merge(&mut input[t], &st);
+                let (changed, modified) = merge(&mut input[t], &st, &mut ev.sets);
                 if changed {
                     dirty[t] = true;
                     any = true;
@@ -1853,6 +1923,19 @@ fn assign_serial(code: &[Instr], nodes: &[Node]) -> Assigned {
 
 /// [`assign`] on analysed nodes.
 pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
+    assign_nodes_sharing(code, nodes, opts, None)
+}
+
+/// [`assign_nodes`], where `same[k]` names an earlier instruction equal to instruction `k` but
+/// for its address ([`crate::emit::repeats::first_equal`], as for
+/// [`analyze_encoded_sharing`]): the per-instruction facts of the dataflow and the timing are
+/// copied from it instead of worked out again.
+pub fn assign_nodes_sharing(
+    code: &[Instr],
+    nodes: &[Node],
+    opts: Options,
+    same: Option<&[usize]>,
+) -> Assigned {
     if opts.serial {
         return assign_serial(code, nodes);
     }
@@ -1885,9 +1968,12 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
         std::borrow::Cow::Borrowed(nodes)
     };
     let nodes = &patched[..];
+    // Patched `CALL`s differ from equal ones elsewhere: nothing is shared then (calls are
+    // never shared anyway, but this keeps the rule simple).
+    let same = same.filter(|_| matches!(patched, std::borrow::Cow::Borrowed(_)));
 
     // Scoreboards.
-    let mut events = Events::new(nodes, &g.block_of);
+    let mut events = Events::new(nodes, &g.block_of, same);
     let first_walk = solve(&mut events, &g, &order, None, &[]);
     let (colour, _, coloured) = allocate(&mut events, &g, &order, &first_walk);
     drop(first_walk);
@@ -1993,7 +2079,7 @@ pub fn assign_nodes(code: &[Instr], nodes: &[Node], opts: Options) -> Assigned {
     let mut pad = vec![0i64; nb];
     let mut issue = vec![0i64; n + 1];
     let mut reason: Vec<Reason> = vec![Reason::None; n];
-    let mut memo = Memo::new(m, code, nodes);
+    let mut memo = Memo::new(m, code, nodes, same);
     // The entry (ready times, pad) each block was last timed with: a block whose entry did not
     // change is not timed again (its results would be the same).
     let mut timed_with: Vec<Option<(Ready, i64)>> = vec![None; nb];
@@ -2246,7 +2332,14 @@ struct Memo<'m> {
 }
 
 impl<'m> Memo<'m> {
-    fn new(m: &'m latency::Model, code: &[Instr], nodes: &'m [Node]) -> Memo<'m> {
+    /// The tables of a function; `same` as for [`assign_nodes_sharing`] (an instruction equal
+    /// to an earlier one has its class, signatures and flags).
+    fn new(
+        m: &'m latency::Model,
+        code: &[Instr],
+        nodes: &'m [Node],
+        same: Option<&[usize]>,
+    ) -> Memo<'m> {
         // Classes are told apart by the addresses of their names, not by hashing the text
         // (1M of the 311M instructions of compiling the straight-line 16k kernel): the same
         // `opcodes.csv` row always gives the same addresses, and two numbers for one name
@@ -2254,15 +2347,36 @@ impl<'m> Memo<'m> {
         type Name = (usize, usize);
         let name = |s: &str| -> Name { (s.as_ptr() as usize, s.len()) };
         let mut seen: HashMap<(Name, Name, Kind), usize> = HashMap::default();
-        let class: Vec<usize> = nodes
-            .iter()
-            .map(|n| {
-                let next = seen.len();
+        let n = nodes.len();
+        let mut class = Vec::with_capacity(n);
+        let mut read_sig = Vec::with_capacity(n);
+        let mut write_sig = Vec::with_capacity(n);
+        let mut tensor = Vec::with_capacity(n);
+        let mut never = Vec::with_capacity(n);
+        for (k, node) in nodes.iter().enumerate() {
+            if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k) {
+                class.push(class[j]);
+                read_sig.push(read_sig[j]);
+                write_sig.push(write_sig[j]);
+                tensor.push(tensor[j]);
+                never.push(never[j]);
+                continue;
+            }
+            let next = seen.len();
+            class.push(
                 *seen
-                    .entry((name(n.class.class), name(n.class.pipe), n.class.kind))
-                    .or_insert(next)
-            })
-            .collect();
+                    .entry((
+                        name(node.class.class),
+                        name(node.class.pipe),
+                        node.class.kind,
+                    ))
+                    .or_insert(next),
+            );
+            read_sig.push(signature(&node.reads));
+            write_sig.push(signature(&node.writes));
+            tensor.push(node.class.pipe == "tensor");
+            never.push(never_runs(&code[k]));
+        }
         let classes = seen.len();
         Memo {
             m,
@@ -2271,10 +2385,10 @@ impl<'m> Memo<'m> {
             classes,
             issue: vec![None; classes * classes],
             raw: vec![None; classes * classes * OPERANDS],
-            read_sig: nodes.iter().map(|n| signature(&n.reads)).collect(),
-            write_sig: nodes.iter().map(|n| signature(&n.writes)).collect(),
-            tensor: nodes.iter().map(|n| n.class.pipe == "tensor").collect(),
-            never: code.iter().map(never_runs).collect(),
+            read_sig,
+            write_sig,
+            tensor,
+            never,
             reach: m
                 .issue
                 .iter()
@@ -2791,6 +2905,7 @@ pub(crate) mod tests {
         assert!(std::mem::size_of::<Node>() <= 128);
         assert!(std::mem::size_of::<Info>() <= 40);
         assert!(std::mem::size_of::<Why>() <= 64);
+        assert!(std::mem::size_of::<Pending>() <= 24);
     }
 
     #[test]
