@@ -30,6 +30,11 @@ bench RUNS="3":
     cargo build --release -p ptxc
     cargo run --release -p ptxc-tests --bin timing -- --runs {{RUNS}}
 
+# Compile every PTX file of the project with two ptxc binaries and compare the outputs (a
+# speed change must leave them byte-identical): just compare /tmp/ptxc-old target/release/ptxc
+compare OLD NEW:
+    tests/compare-binaries.sh {{OLD}} {{NEW}}
+
 # Criterion benchmarks: frontend throughput (parse) and each pipeline stage (stages).
 bench-stages:
     cargo bench -p ptxc

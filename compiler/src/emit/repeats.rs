@@ -3,7 +3,7 @@
 //! pass analyses its operands once (`emit/sass.rs`, [`super::scoreboard::analyze_encoded`]).
 //!
 //! A large kernel repeats few distinct instructions: the straight-line 16k kernel of
-//! `/work/tools/gen` has 8 121 instructions of which 509 differ (as listed, without their
+//! `target/gen` (the timing tool's `--write`) has 8 121 instructions of which 509 differ (as listed, without their
 //! addresses), the loop kernel 15 121 of which 3 389 differ. Encoding an instruction (finding
 //! its form and binding every operand) cost about 1 500 machine instructions, finding it in a
 //! hash map about 100.

@@ -849,7 +849,7 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
 
 /// How much more an occurrence of a value inside a loop weighs than one outside, per level of
 /// nesting. pyptx `fa_ws_pingpong` (with rematerialisation): a 392-byte frame with 1 (loops
-/// ignored), 376 with 2, 4 or 8, 384 with 16; no other file of `cmpbin` spills.
+/// ignored), 376 with 2, 4 or 8, 384 with 16; no other file of `tests/compare-binaries.sh` spills.
 const LOOP_WEIGHT: u64 = 4;
 
 /// The loop depth of every block: how many natural loops (a back edge `b → h` where `h`
