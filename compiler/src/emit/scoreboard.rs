@@ -2309,6 +2309,21 @@ impl Reason {
 /// The latency model's answers for the instructions of one function, remembered in tables
 /// indexed by the function's distinct classes: the timing asks for the same few pairs at every
 /// instruction, and a table lookup is cheaper than the model's own memo (a thread-local map).
+/// What [`time_block`] asks of an instruction for every pair in its issue window, kept
+/// together in one record so that the inner loop reads one entry (and checks one bound) per
+/// earlier instruction rather than four separate vectors.
+#[derive(Clone, Copy)]
+struct PairFacts {
+    /// Signatures of the registers it reads and writes ([`signature`]: pairs whose
+    /// signatures share no bit share no register).
+    read_sig: u64,
+    write_sig: u64,
+    /// Whether it is a tensor-core instruction.
+    tensor: bool,
+    /// [`never_runs`].
+    never: bool,
+}
+
 struct Memo<'m> {
     m: &'m latency::Model,
     nodes: &'m [Node],
@@ -2320,13 +2335,8 @@ struct Memo<'m> {
     /// [`raw_distance`] of (producer, consumer, operand), when known.
     raw: Vec<Option<i64>>,
     /// Per instruction, what [`time_block`] asks of every pair in its issue window, worked
-    /// out once: the signatures of the registers it reads and writes ([`signature`]: pairs
-    /// whose signatures share no bit share no register), whether it is a tensor-core
-    /// instruction, and [`never_runs`].
-    read_sig: Vec<u64>,
-    write_sig: Vec<u64>,
-    tensor: Vec<bool>,
-    never: Vec<bool>,
+    /// out once ([`PairFacts`]).
+    facts: Vec<PairFacts>,
     /// The most cycles an issue distance or [`TENSOR_WAR`] keeps after an instruction.
     reach: i64,
 }
@@ -2349,17 +2359,11 @@ impl<'m> Memo<'m> {
         let mut seen: HashMap<(Name, Name, Kind), usize> = HashMap::default();
         let n = nodes.len();
         let mut class = Vec::with_capacity(n);
-        let mut read_sig = Vec::with_capacity(n);
-        let mut write_sig = Vec::with_capacity(n);
-        let mut tensor = Vec::with_capacity(n);
-        let mut never = Vec::with_capacity(n);
+        let mut facts: Vec<PairFacts> = Vec::with_capacity(n);
         for (k, node) in nodes.iter().enumerate() {
             if let Some(j) = same.map(|same| same[k]).filter(|&j| j < k) {
                 class.push(class[j]);
-                read_sig.push(read_sig[j]);
-                write_sig.push(write_sig[j]);
-                tensor.push(tensor[j]);
-                never.push(never[j]);
+                facts.push(facts[j]);
                 continue;
             }
             let next = seen.len();
@@ -2372,10 +2376,12 @@ impl<'m> Memo<'m> {
                     ))
                     .or_insert(next),
             );
-            read_sig.push(signature(&node.reads));
-            write_sig.push(signature(&node.writes));
-            tensor.push(node.class.pipe == "tensor");
-            never.push(never_runs(&code[k]));
+            facts.push(PairFacts {
+                read_sig: signature(&node.reads),
+                write_sig: signature(&node.writes),
+                tensor: node.class.pipe == "tensor",
+                never: never_runs(&code[k]),
+            });
         }
         let classes = seen.len();
         Memo {
@@ -2385,10 +2391,7 @@ impl<'m> Memo<'m> {
             classes,
             issue: vec![None; classes * classes],
             raw: vec![None; classes * classes * OPERANDS],
-            read_sig,
-            write_sig,
-            tensor,
-            never,
+            facts,
             reach: m
                 .issue
                 .iter()
@@ -2502,6 +2505,7 @@ fn time_block(
     const WINDOW: i64 = 24;
     for k in s..e {
         let node = &nodes[k];
+        let fk = memo.facts[k];
         let mut t = if k == s { 0 } else { issue[k - 1] + 1 };
         // Whether `t` is set by a tensor-core result (ptxas then stalls at most 11 cycles per
         // instruction, with NOPs for the rest: `zluda/mma_*`).
@@ -2518,13 +2522,14 @@ fn time_block(
             // Issue distances are measured between instructions that do not read each other's
             // results; those are governed by the read-after-write latencies below.
             let p = &nodes[x];
+            let fx = memo.facts[x];
             // A tensor-core MMA reads its sources after it issues: ptxas overwrites one no
             // sooner than 7 cycles later (`IMMA … R2.COL …` then `IMAD.WIDE.U32 R2, …` in
             // `zluda/mma_m16n8k32_s32_s8_s8_s32`), except by another MMA, whose results come
             // much later (6 cycles, `…_interleave`).
-            if memo.tensor[x]
-                && !memo.tensor[k]
-                && memo.write_sig[k] & memo.read_sig[x] != 0
+            if fx.tensor
+                && !fk.tensor
+                && fk.write_sig & fx.read_sig != 0
                 && node.writes.iter().any(|u| p.reads.contains(u))
             {
                 let at = issue[x] + TENSOR_WAR;
@@ -2538,9 +2543,9 @@ fn time_block(
             // the callee reads (the return address `MOV R0, 0x60`, an argument): ptxas leaves
             // `MOV`/`VIADD`/`IMAD.WIDE` → `CALL` 7 cycles in all 33 such pairs of the listings,
             // where the read-after-write row alone gave 4.
-            let reads_result = memo.read_sig[k] & memo.write_sig[x] != 0
-                && node.reads.iter().any(|u| p.writes.contains(u));
-            if (reads_result && node.flow != Flow::Call) || memo.never[x] {
+            let reads_result =
+                fk.read_sig & fx.write_sig != 0 && node.reads.iter().any(|u| p.writes.contains(u));
+            if (reads_result && node.flow != Flow::Call) || fx.never {
                 continue;
             }
             if let Some(cycles) = memo.issue(x, k) {
