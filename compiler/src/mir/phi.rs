@@ -9,14 +9,22 @@ use super::{Function, OpKind, Reg, VReg};
 
 /// Removes trivial `PHI`s until none is left, renaming their uses. Returns whether any went.
 pub fn remove_trivial_phis(f: &mut Function) -> bool {
-    // The blocks that hold a `PHI`: only they are walked again in the rounds below (none is
-    // added here). Nothing to do without one.
-    let mut has_phi: Vec<bool> = f
+    // Per block, the end of the span that holds its `PHI`s (one past the last; 0: none). Only
+    // that span is walked again in the rounds below (none is added here), and the block's
+    // instructions are moved only when a `PHI` in it goes: a `retain` over every instruction
+    // of each block with a `PHI`, in every round, was 7.3M of this function's 13.1M
+    // (callgrind, `gen/loop_16000`, the call from `lower::ssa`).
+    let mut phi_end: Vec<usize> = f
         .blocks
         .iter()
-        .map(|b| b.insts.iter().any(|i| i.is_phi()))
+        .map(|b| {
+            b.insts
+                .iter()
+                .rposition(|i| i.is_phi())
+                .map_or(0, |k| k + 1)
+        })
         .collect();
-    if !has_phi.contains(&true) {
+    if phi_end.iter().all(|&e| e == 0) {
         return false;
     }
     // The value each removed `PHI` stands for, by vreg number (`NONE`: not removed): a table,
@@ -34,16 +42,18 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
         }
         v
     }
+    // The trivial `PHI` a block loses in this round, by index (reused between blocks).
+    let mut doomed: Vec<usize> = Vec::new();
     loop {
         let mut changed = false;
-        for (block, has_phi) in f.blocks.iter_mut().zip(&mut has_phi) {
-            if !*has_phi {
+        for (block, end) in f.blocks.iter_mut().zip(&mut phi_end) {
+            if *end == 0 {
                 continue;
             }
-            let mut kept_phi = false;
-            block.insts.retain(|inst| {
+            doomed.clear();
+            for (k, inst) in block.insts[..*end].iter().enumerate() {
                 if !inst.is_phi() {
-                    return true;
+                    continue;
                 }
                 // The first register written (`Inst::defs().next()`, without the iterator).
                 let first_def = inst.ops.iter().find_map(|o| match o.kind {
@@ -51,10 +61,10 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
                     _ => None,
                 });
                 let Some(me) = first_def.and_then(Reg::vreg) else {
-                    kept_phi = true;
-                    return true;
+                    continue;
                 };
                 let mut same: Option<VReg> = None;
+                let mut trivial = true;
                 for o in &inst.ops {
                     if let OpKind::PhiArg(_, r) = o.kind {
                         let v = resolve(&alias, r.vreg().expect("virtual PHI argument"));
@@ -62,30 +72,38 @@ pub fn remove_trivial_phis(f: &mut Function) -> bool {
                             continue;
                         }
                         if same.is_some() {
-                            kept_phi = true;
-                            return true;
+                            trivial = false;
+                            break;
                         }
                         same = Some(v);
                     }
                 }
-                match same {
-                    Some(v) => {
-                        if alias.len() <= me.0 as usize {
-                            alias.resize(me.0 as usize + 1, NONE);
-                        }
-                        alias[me.0 as usize] = v.0;
-                        any = true;
-                        changed = true;
-                        false
+                // `same` is `None` for a PHI only of itself: unreachable in practice; keep it.
+                if let (true, Some(v)) = (trivial, same) {
+                    if alias.len() <= me.0 as usize {
+                        alias.resize(me.0 as usize + 1, NONE);
                     }
-                    // A PHI only of itself: unreachable in practice; keep it.
-                    None => {
-                        kept_phi = true;
-                        true
-                    }
+                    alias[me.0 as usize] = v.0;
+                    doomed.push(k);
                 }
+            }
+            if doomed.is_empty() {
+                continue;
+            }
+            any = true;
+            changed = true;
+            let mut k = 0;
+            let mut next = doomed.iter().copied().peekable();
+            block.insts.retain(|_| {
+                let dies = next.next_if_eq(&k).is_some();
+                k += 1;
+                !dies
             });
-            *has_phi = kept_phi;
+            *end = block
+                .insts
+                .iter()
+                .rposition(|i| i.is_phi())
+                .map_or(0, |k| k + 1);
         }
         if !changed {
             break;
