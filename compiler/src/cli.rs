@@ -593,8 +593,17 @@ pub fn read_source(input: &std::path::Path) -> Result<SourceFile, String> {
             .map_err(|e| format!("cannot read standard input: {e}"))?;
         "<stdin>".to_string()
     } else {
-        bytes =
-            std::fs::read(input).map_err(|e| format!("cannot read '{}': {e}", input.display()))?;
+        let cannot = |e: std::io::Error| format!("cannot read '{}': {e}", input.display());
+        let mut file = std::fs::File::open(input).map_err(cannot)?;
+        let meta = file.metadata().map_err(cannot)?;
+        if meta.is_file()
+            && let Some(text) = crate::diag::SourceText::map(&file, meta.len())
+        {
+            crate::diag::catch_truncation();
+            return Ok(SourceFile::from_text(input.display().to_string(), text));
+        }
+        bytes.reserve_exact(meta.len() as usize);
+        file.read_to_end(&mut bytes).map_err(cannot)?;
         input.display().to_string()
     };
     // Valid UTF-8 (every real PTX file) becomes the text without a copy; only other bytes are

@@ -13,7 +13,7 @@ pub struct Checked {
     pub info: ModuleInfo,
     /// The PTX text (debug builds copy it into `.nv_debug_ptx_txt`), shared with the
     /// [`SourceFile`] it came from (a large module's text is megabytes).
-    pub source: std::sync::Arc<String>,
+    pub source: std::sync::Arc<crate::diag::SourceText>,
     /// Warnings found along the way.
     pub warnings: Vec<Diagnostic>,
 }
