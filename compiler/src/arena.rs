@@ -386,9 +386,12 @@ impl Arena {
                 });
                 while self.populating.load(Ordering::Relaxed) {
                     if self.releasing.load(Ordering::Acquire) {
+                        // Up to what this thread mapped, or what the compilation touched when
+                        // this thread fell behind it.
+                        let used = done[1].max(self.frontier_large.load(Ordering::Relaxed));
                         // SAFETY: the range lies in the arena's own mapping, and the process
                         // reads none of it any more (`release_before_exit`).
-                        unsafe { zap(start + REGION, done[1]) };
+                        unsafe { zap(start + REGION, used) };
                         // Never return: a thread's end frees its handle and name, memory that
                         // reads as zero now. The process's `_exit` ends this thread.
                         loop {
