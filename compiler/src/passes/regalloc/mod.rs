@@ -245,6 +245,49 @@ fn intervals(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Option<Int
     iv
 }
 
+/// [`intervals`] and the liveness of a function of one block with no successor and no `PHI`,
+/// from one walk over its instructions (the dataflow's walk was 1.7M of the 7.6M instructions
+/// of `scan` on `straight_16000.ptx`, callgrind). Nothing is live out of the block, and a value
+/// is live into it when it is read before it is written (an instruction reads before it
+/// writes): when its first point is a read (an even one, the block starting at 0). Such an
+/// interval starts at the block's start, 0, as [`intervals`] makes it from the live-in set.
+fn straight_line_intervals(f: &Function) -> (Liveness, Vec<Option<Interval>>) {
+    let mut iv: Vec<Option<Interval>> = vec![None; f.vregs.len()];
+    for (k, inst) in f.blocks[0].insts.iter().enumerate() {
+        let at = 2 * k as u32;
+        inst.for_each_reg(|r| {
+            if let Some(v) = r.reg.vreg() {
+                let p = at + u32::from(r.def);
+                match &mut iv[v.0 as usize] {
+                    Some(i) => {
+                        i.start = i.start.min(p);
+                        i.end = i.end.max(p);
+                    }
+                    slot => {
+                        *slot = Some(Interval {
+                            vreg: v,
+                            start: p,
+                            end: p,
+                        })
+                    }
+                }
+            }
+        });
+    }
+    let mut live_in = Vec::new();
+    for i in iv.iter_mut().flatten() {
+        if i.start % 2 == 0 {
+            live_in.push(i.vreg.0);
+            i.start = 0;
+        }
+    }
+    let live = Liveness {
+        live_in: vec![live_in],
+        live_out: vec![Vec::new()],
+    };
+    (live, iv)
+}
+
 /// Each value's live ranges in the numbering of `order` (sorted, disjoint, adjacent ones
 /// merged): per block, from the block's start if the value is live in (else its first
 /// occurrence) to the block's end if it is live out (else its last occurrence). A range
@@ -496,12 +539,20 @@ fn hints(f: &Function) -> FxHashMap<VReg, Vec<VReg>> {
 #[allow(clippy::type_complexity)]
 fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>>, String> {
     let cfg = Cfg::new(f);
-    let live = Liveness::compute(f, &cfg);
+    // Straight-line code (one block, no successor, out of SSA form): the intervals and the
+    // live-in set come from one walk, without the liveness dataflow's own walk.
+    let straight = f.blocks.len() == 1 && cfg.succs[0].is_empty() && !f.ssa;
+    let (live, straight_iv) = if straight {
+        let (live, iv) = straight_line_intervals(f);
+        (live, Some(iv))
+    } else {
+        (Liveness::compute(f, &cfg), None)
+    };
     // Under `setmaxnreg`, each general register value's bound: the registers below the
     // smallest limit where it lives (`limits`), the largest limit bounding the file.
     let caps = limits::vreg_caps(f, &cfg, &live, f.max_regs);
     let order = numbering(f, &cfg, caps.is_some());
-    let iv = intervals(f, &live, &order);
+    let iv = straight_iv.unwrap_or_else(|| intervals(f, &live, &order));
     let calls = call_points(f, &live, &order);
     let overlap = Overlap {
         iv: &iv,
@@ -552,6 +603,17 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
         assignment[i.vreg.0 as usize] = Some(p);
     }
     let mut victims = Vec::new();
+    // The intervals of each register file, in one walk over the values (not one per file).
+    let class_index = |class: RegClass| match class {
+        RegClass::Gpr => 0,
+        RegClass::Ugpr => 1,
+        RegClass::Pred => 2,
+        RegClass::UPred => 3,
+    };
+    let mut by_class: [Vec<Interval>; 4] = Default::default();
+    for i in iv.iter().flatten() {
+        by_class[class_index(f.vreg(i.vreg).class)].push(*i);
+    }
     for class in [
         RegClass::Gpr,
         RegClass::Ugpr,
@@ -569,12 +631,7 @@ fn scan(f: &Function, holes: bool) -> Result<Result<Vec<Option<PReg>>, Vec<VReg>
             (RegClass::Gpr, None) => gpr_limit(f),
             (other, _) => other.allocatable(),
         } as usize;
-        let mut list: Vec<Interval> = iv
-            .iter()
-            .flatten()
-            .filter(|i| f.vreg(i.vreg).class == class)
-            .copied()
-            .collect();
+        let mut list = std::mem::take(&mut by_class[class_index(class)]);
         list.sort_by_key(|i| (i.start, i.vreg.0));
         // owner[r]: the interval end and vreg holding register r; `free` the registers no
         // interval holds (R1, the stack pointer, never is); `active` the intervals holding
