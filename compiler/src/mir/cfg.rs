@@ -165,8 +165,9 @@ pub fn remove_unreachable(f: &mut Function) -> bool {
     let kept = f.block_ids().filter(|&b| cfg.is_reachable(b)).count();
     if f.block_ids().take(kept).all(|b| cfg.is_reachable(b)) {
         f.blocks.truncate(kept);
-        for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
-            if inst.is_phi() {
+        // A block's `PHI`s come first (the verifier checks it), so only that span is looked at.
+        for block in &mut f.blocks {
+            for inst in block.insts.iter_mut().take_while(|i| i.is_phi()) {
                 inst.ops.retain(|o| match o.kind {
                     OpKind::PhiArg(p, _) => (p.0 as usize) < kept,
                     _ => true,
