@@ -2038,6 +2038,56 @@ mod tests {
         f
     }
 
+    /// Straight-line code takes its intervals and live-in set from one walk
+    /// (`straight_line_intervals`); they must be those of the liveness dataflow: a value read
+    /// before any write (`early`, then written under a guard), and one read and written by the
+    /// same instruction (`acc`), are live in and start at 0; the others start where written.
+    #[test]
+    fn straight_line_intervals_are_the_dataflows() {
+        let mut f = pressure(6, 255);
+        let gpr = |f: &mut Function| Reg::whole(f.new_vreg(RegClass::Gpr, 1, None), 1);
+        let (early, x, acc) = (gpr(&mut f), gpr(&mut f), gpr(&mut f));
+        let p = Reg::whole(f.new_vreg(RegClass::Pred, 1, None), 1);
+        let add = |d: Reg, a: Reg| {
+            Inst::new(
+                "IADD3",
+                &[],
+                vec![
+                    Operand::def(d),
+                    Operand::use_(a),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                    Operand::use_(Reg::phys(PReg::RZ)),
+                ],
+            )
+        };
+        let extra = [
+            add(x, early),
+            Inst::new("ISETP", &[], vec![Operand::def(p), Operand::use_(x)]),
+            add(early, x).guarded(p, false),
+            add(acc, acc),
+            Inst::new(
+                "STG",
+                &["E"],
+                vec![Operand::use_(early), Operand::use_(acc)],
+            ),
+        ];
+        f.blocks[0].insts.splice(2..2, extra);
+        let cfg = Cfg::new(&f);
+        let live = Liveness::compute(&f, &cfg);
+        let slow = intervals(&f, &live, &[BlockId(0)]);
+        let (fast_live, fast) = straight_line_intervals(&f);
+        assert_eq!(fast_live.live_in, live.live_in);
+        assert_eq!(fast_live.live_out, live.live_out);
+        let points = |iv: &[Option<Interval>]| -> Vec<Option<(u32, u32, u32)>> {
+            iv.iter()
+                .map(|i| i.map(|i| (i.vreg.0, i.start, i.end)))
+                .collect()
+        };
+        assert_eq!(points(&fast), points(&slow));
+        let vreg = |r: Reg| r.vreg().expect("virtual").0;
+        assert_eq!(live.live_in[0], vec![vreg(early), vreg(acc)]);
+    }
+
     #[test]
     fn fits_without_spilling() {
         let mut f = pressure(40, 255);
