@@ -86,7 +86,9 @@ impl Pass for DeadCode {
         let mut place: Vec<(u32, u32)> = Vec::with_capacity(n);
         let mut at: Vec<u32> = Vec::with_capacity(n + 1);
         at.push(0);
-        let mut regs: Vec<u32> = Vec::with_capacity(2 * n);
+        // Three virtual registers per instruction: two made the list grow (a copy) on
+        // `straight_16000.ptx`.
+        let mut regs: Vec<u32> = Vec::with_capacity(3 * n);
         // The candidates writing each register, as (candidate, next): a list per register
         // threaded through one vector (`first_def[v]`, then each entry's `next`).
         const NONE: u32 = u32::MAX;
