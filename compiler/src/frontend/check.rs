@@ -519,13 +519,17 @@ impl ShapeMemo {
 /// `ins`'s opcode chain written out (`ld.global.f32`) and packed as [`short_key`] packs a name,
 /// if it has at most 15 bytes: each word's bytes are put after the previous words' (one shift
 /// and one `or` a word, no copy of the text).
+// The opcode is packed before the loop over the modifiers (not as the first word of one loop
+// over all words), which spares the chained iterator its state test per word: straight_16000,
+// 16k instructions: 3.03M → 2.42M instructions.
 fn chain_key(ins: &Instruction) -> Option<u128> {
     /// The bytes of a packed key, without its length byte.
     const TEXT_BYTES: u128 = (1 << 120) - 1;
-    let mut key = 0;
-    let mut len = 0;
-    for word in std::iter::once(&ins.opcode).chain(&ins.modifiers) {
-        let text = word.text.as_str();
+    let opcode = short_key(&ins.opcode.text)?;
+    let mut key = opcode & TEXT_BYTES;
+    let mut len = ins.opcode.text.len();
+    for m in &ins.modifiers {
+        let text = m.text.as_str();
         let at = len;
         len += text.len();
         if len > 15 {
@@ -755,10 +759,18 @@ impl ResolvedMemo {
 // 2.6M instructions as a call, for 100k names and chain words).
 #[inline(always)]
 pub(crate) fn short_key(name: &str) -> Option<u128> {
+    // Functions, not closures, so that they can be marked inline (as closures, one call site
+    // in the checker was a call).
+    #[inline(always)]
+    fn load4(b: &[u8], at: usize) -> u64 {
+        u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]))
+    }
+    #[inline(always)]
+    fn load8(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+    }
     let b = name.as_bytes();
     let n = b.len();
-    let load4 = |at: usize| u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
-    let load8 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     // Bytes 0..8 of the key and bytes 8..15.
     let (lo, hi) = match n {
         0 => (0, 0),
@@ -772,10 +784,10 @@ pub(crate) fn short_key(name: &str) -> Option<u128> {
             0,
         ),
         // The second load repeats bytes `n - 4 .. 4` of the first, at the same places.
-        4..=7 => (load4(0) | load4(n - 4) << (8 * (n - 4)), 0),
-        8 => (load8(0), 0),
+        4..=7 => (load4(b, 0) | load4(b, n - 4) << (8 * (n - 4)), 0),
+        8 => (load8(b, 0), 0),
         // The second load starts with bytes `n - 8 .. 8` of the first, shifted out.
-        9..=15 => (load8(0), load8(n - 8) >> (8 * (16 - n))),
+        9..=15 => (load8(b, 0), load8(b, n - 8) >> (8 * (16 - n))),
         _ => return None,
     };
     Some(u128::from(lo) | u128::from(hi) << 64 | (n as u128) << 120)
