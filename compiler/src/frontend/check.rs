@@ -8,7 +8,7 @@
 
 use super::ast::*;
 use super::isa::{Form, Isa, OperandKind, TypeRef};
-use super::types::{Kind, Ty};
+use super::types::{Kind, Ty, TySet};
 use crate::diag::Diagnostic;
 use compact_str::CompactString;
 use rustc_hash::FxHashMap as HashMap;
@@ -473,7 +473,7 @@ type ShapesOfHash = Vec<(Box<str>, Rc<Shape>)>;
 
 impl ShapeMemo {
     fn slot(key: u128) -> usize {
-        ResolvedMemo::slot(key) % RECENT_SHAPES
+        (key_hash(key) >> 56) as usize % RECENT_SHAPES
     }
 
     /// The shape of `ins`'s chain, if it was checked.
@@ -519,13 +519,17 @@ impl ShapeMemo {
 /// `ins`'s opcode chain written out (`ld.global.f32`) and packed as [`short_key`] packs a name,
 /// if it has at most 15 bytes: each word's bytes are put after the previous words' (one shift
 /// and one `or` a word, no copy of the text).
+// The opcode is packed before the loop over the modifiers (not as the first word of one loop
+// over all words), which spares the chained iterator its state test per word: straight_16000,
+// 16k instructions: 3.03M → 2.42M instructions.
 fn chain_key(ins: &Instruction) -> Option<u128> {
     /// The bytes of a packed key, without its length byte.
     const TEXT_BYTES: u128 = (1 << 120) - 1;
-    let mut key = 0;
-    let mut len = 0;
-    for word in std::iter::once(&ins.opcode).chain(&ins.modifiers) {
-        let text = word.text.as_str();
+    let opcode = short_key(&ins.opcode.text)?;
+    let mut key = opcode & TEXT_BYTES;
+    let mut len = ins.opcode.text.len();
+    for m in &ins.modifiers {
+        let text = m.text.as_str();
         let at = len;
         len += text.len();
         if len > 15 {
@@ -571,13 +575,11 @@ struct Shape {
     name_words: usize,
     /// The form the modifiers and types select.
     chosen: &'static Form,
-    /// Per remaining modifier: its type, or `None` for another modifier.
-    types: SmallVec<[Option<Ty>; 8]>,
     /// Per operand of `chosen`: the type it wants (its type slot or fixed type resolved).
     wants: Box<[Option<Ty>]>,
-    /// Per operand of `chosen`: how a plain scalar register there is checked, if the position
-    /// takes one (see [`Checker::plain_register_fits`]).
-    plain: Box<[Option<PlainRegister>]>,
+    /// Per operand of `chosen`: the operands the position accepts without its full check
+    /// (see [`Checker::operand_fits`]).
+    fast: Box<[FastOperand]>,
     /// The vector width of `.v2`/`.v4`/`.v8`, if written.
     vector: Option<u32>,
     /// The state space the modifiers name (`ld.global`), if exactly one.
@@ -586,20 +588,43 @@ struct Shape {
     is_store: bool,
     /// How many operands of `chosen` are not optional.
     required: usize,
-    /// Whether [`Checker::special_rules`] has a rule for the instruction (`cvt`, `bar`,
-    /// `barrier`).
-    special_rules: bool,
+    /// Whether the chain is a `cvt` without the rounding modifier its types need
+    /// ([`cvt_needs_rounding`]): each such instruction gets the error.
+    cvt_rounding_missing: bool,
+    /// Whether the instruction's first operand is a barrier number to check
+    /// ([`Checker::barrier_number`]).
+    barrier_number: bool,
+    /// Which positions of `chosen` the operands are when fewer are written than it lists
+    /// (`written[n - required]` for `n` operands): the last optional positions are left out.
+    written: Box<[Box<[usize]>]>,
+    /// Whether the instruction is a `call` ([`Checker::call`] checks it further).
+    is_call: bool,
 }
 
-/// What an operand position asks of a plain scalar register (`%r1`: a name without a
-/// component, declared without `.v2`/`.v4`): that its type fits `want` (when the position has a
-/// type), by [`Ty::register_fits`] with `relaxed`. Every position kind that takes a register
-/// (a destination, a value, a register, a predicate, the data of a load or store without a
-/// vector width) accepts such a register exactly then, without a diagnostic.
+/// The common operands an operand position accepts without a diagnostic, which
+/// [`Checker::operand_fits`] recognises without the position's full check (`dest`, `value`,
+/// `address`, …): computed once per opcode chain, from the position's kind and type.
 #[derive(Clone, Copy, Debug)]
-struct PlainRegister {
-    want: Option<Ty>,
-    relaxed: bool,
+struct FastOperand {
+    /// The types of a plain scalar register (`%r1`: a name without a component, declared
+    /// without `.v2`/`.v4`) the position accepts: every position kind that takes a register (a
+    /// destination, a value, a register, a predicate, the data of a load or store without a
+    /// vector width) accepts such a register exactly when its type fits the position's type
+    /// ([`Ty::register_fits`], relaxed as the kind says), or always if it has none.
+    registers: TySet,
+    /// Whether the position accepts an integer literal (`xor.b32 %r2, %r5, 3`) that fits in 64
+    /// bits: a value, immediate or predicate position, or the data of a store, whose type (if
+    /// any) is an integer, bit-size or predicate type.
+    int_literal: bool,
+    /// At an address position: the types of a plain scalar register it accepts as an address,
+    /// alone or with an integer literal added (`[%rd6+8]`), the 32- and 64-bit integer types
+    /// (empty at any other position).
+    address: TySet,
+}
+
+/// The register types an address may be held in: 32- or 64-bit integers and bit sizes.
+fn address_registers() -> TySet {
+    TySet::matching(|t| t.is_integer_like() && (t.bits() == 32 || t.bits() == 64))
 }
 
 /// Per-function state while checking a body.
@@ -615,71 +640,110 @@ struct FnCtx {
 
 /// The memo of [`FnCtx::resolved`]. A name of at most 15 bytes (`%rd123`: nearly every name in
 /// a body) is keyed by its bytes packed into one integer ([`short_key`]), which hashes and
-/// compares in a few instructions, and looked up first in a small direct-mapped table (one
-/// probe), then in a map; a longer name by its text.
+/// compares in a few instructions, in a table of its own: open addressing with linear probing,
+/// in a power-of-two number of slots at most half full, so that a lookup is one hash and
+/// nearly always one compare. A longer name is looked up by its text in a map.
+///
+/// Measured on straight_16000 (56 names, 46k lookups): a 256-slot direct-mapped table in front
+/// of a `HashMap` missed 24% of the lookups (two names of one slot evict each other), and each
+/// miss cost about 70 instructions in the map.
 struct ResolvedMemo {
-    recent: Box<[(u128, Resolved); RECENT]>,
-    short: HashMap<u128, Resolved>,
+    /// The slots of the short names (`None`: empty).
+    short: Box<[Option<(u128, Resolved)>]>,
+    /// How many slots of `short` are taken.
+    short_len: usize,
     long: HashMap<CompactString, Resolved>,
 }
 
-/// The slots of [`ResolvedMemo::recent`] (a power of two).
-const RECENT: usize = 256;
-
-/// A key no name has (its length byte is 255): an empty slot of [`ResolvedMemo::recent`].
-const NO_KEY: u128 = u128::MAX;
+/// The slots [`ResolvedMemo::short`] starts with (a power of two: a kernel names a few dozen
+/// registers; 16 KiB).
+const SHORT_SLOTS: usize = 256;
 
 impl Default for ResolvedMemo {
     fn default() -> Self {
         ResolvedMemo {
-            recent: Box::new([(NO_KEY, Resolved::Unknown); RECENT]),
-            short: HashMap::default(),
+            short: vec![None; SHORT_SLOTS].into_boxed_slice(),
+            short_len: 0,
             long: HashMap::default(),
         }
     }
 }
 
+/// A hash of a [`short_key`], whose high bits are well mixed (a multiplicative hash: take the
+/// top bits).
+fn key_hash(key: u128) -> u64 {
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+    folded.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 impl ResolvedMemo {
-    fn slot(key: u128) -> usize {
-        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % RECENT
+    /// The first slot to probe for `key` in a table of `slots` slots (a power of two).
+    fn home(key: u128, slots: usize) -> usize {
+        (key_hash(key) >> (64 - slots.trailing_zeros())) as usize
     }
 
-    // Inlined where it is called (`resolve` and the operand fast path): as a call it returns
-    // the 40-byte `Resolved` through memory (straight_16000: 2.4M instructions in the call).
+    /// What the name with packed key `key` resolves to, if it was resolved.
+    // Inlined where it is called (`resolve` and the operand fast path): the fast path reads
+    // the entry in place, not a copy of the 40-byte `Resolved`.
     #[inline(always)]
-    fn get(&mut self, name: &str, key: Option<u128>) -> Option<Resolved> {
-        match key {
-            Some(k) => {
-                let slot = &mut self.recent[Self::slot(k)];
-                if slot.0 == k {
-                    return Some(slot.1);
-                }
-                let r = self.short.get(&k).copied()?;
-                *slot = (k, r);
-                Some(r)
+    fn get_short(&self, key: u128) -> Option<&Resolved> {
+        let mask = self.short.len() - 1;
+        let mut at = Self::home(key, self.short.len());
+        loop {
+            match &self.short[at] {
+                Some((k, r)) if *k == key => return Some(r),
+                Some(_) => at = (at + 1) & mask,
+                None => return None,
             }
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, name: &str, key: Option<u128>) -> Option<Resolved> {
+        match key {
+            Some(k) => self.get_short(k).copied(),
             None => self.long.get(name).copied(),
         }
     }
 
+    /// Remembers a name that is not in the memo yet.
     fn insert(&mut self, name: &str, key: Option<u128>, r: Resolved) {
-        match key {
-            Some(k) => {
-                self.recent[Self::slot(k)] = (k, r);
-                self.short.insert(k, r);
-            }
-            None => {
-                self.long.insert(CompactString::new(name), r);
+        let Some(key) = key else {
+            self.long.insert(CompactString::new(name), r);
+            return;
+        };
+        if 2 * (self.short_len + 1) > self.short.len() {
+            let grown = vec![None; 2 * self.short.len()].into_boxed_slice();
+            let old = std::mem::replace(&mut self.short, grown);
+            self.short_len = 0;
+            for (k, r) in old.iter().flatten() {
+                self.put(*k, *r);
             }
         }
+        self.put(key, r);
+    }
+
+    /// Puts a key that is not in `short` into its first free slot.
+    fn put(&mut self, key: u128, r: Resolved) {
+        let mask = self.short.len() - 1;
+        let mut at = Self::home(key, self.short.len());
+        while self.short[at].is_some() {
+            at = (at + 1) & mask;
+        }
+        self.short[at] = Some((key, r));
+        self.short_len += 1;
     }
 
     fn clear(&mut self) {
-        if !self.short.is_empty() {
-            self.recent.fill((NO_KEY, Resolved::Unknown));
+        if self.short.len() > SHORT_SLOTS {
+            // A grown table starts again at its first size: a body declares registers and
+            // enters blocks many times, and filling a large table each time would cost more
+            // than resolving its few names again.
+            self.short = vec![None; SHORT_SLOTS].into_boxed_slice();
+        } else if self.short_len > 0 {
+            self.short.fill(None);
         }
-        self.short.clear();
+        self.short_len = 0;
         self.long.clear();
     }
 }
@@ -695,10 +759,18 @@ impl ResolvedMemo {
 // 2.6M instructions as a call, for 100k names and chain words).
 #[inline(always)]
 pub(crate) fn short_key(name: &str) -> Option<u128> {
+    // Functions, not closures, so that they can be marked inline (as closures, one call site
+    // in the checker was a call).
+    #[inline(always)]
+    fn load4(b: &[u8], at: usize) -> u64 {
+        u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]))
+    }
+    #[inline(always)]
+    fn load8(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+    }
     let b = name.as_bytes();
     let n = b.len();
-    let load4 = |at: usize| u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
-    let load8 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     // Bytes 0..8 of the key and bytes 8..15.
     let (lo, hi) = match n {
         0 => (0, 0),
@@ -712,10 +784,10 @@ pub(crate) fn short_key(name: &str) -> Option<u128> {
             0,
         ),
         // The second load repeats bytes `n - 4 .. 4` of the first, at the same places.
-        4..=7 => (load4(0) | load4(n - 4) << (8 * (n - 4)), 0),
-        8 => (load8(0), 0),
+        4..=7 => (load4(b, 0) | load4(b, n - 4) << (8 * (n - 4)), 0),
+        8 => (load8(b, 0), 0),
         // The second load starts with bytes `n - 8 .. 8` of the first, shifted out.
-        9..=15 => (load8(0), load8(n - 8) >> (8 * (16 - n))),
+        9..=15 => (load8(b, 0), load8(b, n - 8) >> (8 * (16 - n))),
         _ => return None,
     };
     Some(u128::from(lo) | u128::from(hi) << 64 | (n as u128) << 120)
@@ -783,6 +855,64 @@ fn expr_names<'e>(e: &'e Expr, out: &mut SmallVec<[&'e Name; 2]>) {
         }
         Expr::Call { args, .. } => args.iter().for_each(|a| expr_names(a, out)),
     }
+}
+
+/// Whether a `cvt` with modifiers `mods` (not types) and types `types` lacks the rounding
+/// modifier ptxas requires: a float result of an integer or of a wider float needs `.rn`/`.rz`/…,
+/// an integer result of a float needs `.rni`/`.rzi`/… (a `.pack` conversion needs none).
+fn cvt_needs_rounding(mods: &[&Name], types: &[(Ty, Span)]) -> bool {
+    let has = |w: &str| mods.iter().any(|m| m.text == w);
+    if types.len() != 2 || has(".pack") {
+        return false;
+    }
+    let (d, s) = (types[0].0, types[1].0);
+    let float_round = [".rn", ".rz", ".rm", ".rp", ".rna", ".rs"]
+        .iter()
+        .any(|r| has(r));
+    let int_round = [".rni", ".rzi", ".rmi", ".rpi"].iter().any(|r| has(r));
+    if d.is_float() && s.is_integer_like() {
+        !float_round
+    } else if d.is_integer_like() && s.is_float() {
+        !int_round
+    } else if d.is_float() && s.is_float() && d.bits() < s.bits() {
+        !float_round
+    } else {
+        false
+    }
+}
+
+/// The positions of `chosen` that `n` written operands are, for `n` between the form's
+/// `required` operands and all of them: the last optional positions are the missing ones (`bar.red.and.pred p, a,
+/// c` leaves out the optional thread count `b`).
+fn written_positions(chosen: &Form, required: usize, n: usize) -> Box<[usize]> {
+    let max = chosen.operands.len();
+    // The first `keep_optional` optional positions stay (none if more are missing than there
+    // are optional positions).
+    let keep_optional = (max - required).saturating_sub(max - n);
+    let mut optional_seen = 0;
+    let mut positions = Vec::new();
+    for (s, spec) in chosen.operands.iter().enumerate() {
+        if spec.optional {
+            optional_seen += 1;
+            if optional_seen > keep_optional {
+                continue;
+            }
+        }
+        positions.push(s);
+    }
+    positions.truncate(n);
+    positions.into_boxed_slice()
+}
+
+/// Whether integer literal `text` fits in 64 bits ([`parse_int`] takes it). A decimal literal of
+/// up to 19 digits (`8`, `100`: nearly every literal of a kernel) always fits, which is tested
+/// without parsing (straight_16000, 4k literals: about 60 instructions fewer each).
+fn int_literal_fits(text: &str) -> bool {
+    let b = text.as_bytes();
+    let short_decimal = (1..=19).contains(&b.len())
+        && (b[0] != b'0' || b.len() == 1)
+        && b.iter().all(u8::is_ascii_digit);
+    short_decimal || parse_int(text).is_some()
 }
 
 /// Parses an integer literal (`42`, `0x2a`, `0b101010`, `052`, optional `U`).
@@ -1279,7 +1409,7 @@ impl Checker {
                 text,
                 span,
             } => {
-                if parse_int(text).is_none() {
+                if !int_literal_fits(text) {
                     self.error(
                         *span,
                         format!("Constant overflow: `{text}` does not fit in 64 bits"),
@@ -1575,37 +1705,80 @@ impl Checker {
         r
     }
 
-    /// Whether operand `op` at a position that asks `plain` of a register is a plain scalar
-    /// register that fits, which is then all there is to check of it. This is the operand fast
-    /// path of [`Self::instruction`]: nearly every operand of a kernel is such a register, and
-    /// the position's full check (`dest`, `value`, `data`, …) builds its message context and
-    /// matches the operand and the position kind again before it gets there. Any other operand
-    /// (and one that does not fit) gets the full check, which gives the diagnostics. Measured on
-    /// straight_16000 (44k register operands), with the shape memo's packed key and the memo
-    /// probes inlined: the checker 21.6M → 15.0M instructions, most of it here.
-    fn plain_register_fits(&self, op: &Operand, plain: PlainRegister, ctx: &mut FnCtx) -> bool {
-        let Operand::Expr(Expr::Name {
-            name,
-            component: None,
-        }) = op
-        else {
+    /// Whether operand `op`, at a position that accepts `fast` without its full check, is one of
+    /// those operands, which is then all there is to check of it. This is the operand fast path
+    /// of [`Self::instruction`]: nearly every operand of a kernel is a plain register, an
+    /// integer literal or a register-plus-offset address, and the position's full check
+    /// (`dest`, `value`, `address`, …) builds its message context and matches the operand and
+    /// the position kind again before it gets there. Any other operand (and one that does not
+    /// fit) gets the full check, which gives the diagnostics. Measured on straight_16000 (44k
+    /// register operands, 2k literals, 2k addresses): the checker 21.6M → 15.0M instructions
+    /// with registers only, then 15.2M → 11.8M with the positions' type sets
+    /// ([`FastOperand`]), literals and addresses, and the memo read in place.
+    #[inline(always)]
+    fn operand_fits(&self, op: &Operand, fast: &FastOperand, ctx: &mut FnCtx) -> bool {
+        match op {
+            Operand::Expr(Expr::Name {
+                name,
+                component: None,
+            }) => self.scalar_register_in(name, fast.registers, ctx),
+            Operand::Expr(Expr::Lit {
+                kind: LitKind::Int,
+                text,
+                ..
+            }) => fast.int_literal && int_literal_fits(text),
+            Operand::Address(parts, _) if !fast.address.is_empty() => match parts.as_slice() {
+                [Operand::Expr(base)] => match base {
+                    Expr::Name {
+                        name,
+                        component: None,
+                    } => self.scalar_register_in(name, fast.address, ctx),
+                    Expr::Binary { lhs, rhs, .. } => match (&**lhs, &**rhs) {
+                        (
+                            Expr::Name {
+                                name,
+                                component: None,
+                            },
+                            Expr::Lit {
+                                kind: LitKind::Int,
+                                text,
+                                ..
+                            },
+                        ) => {
+                            int_literal_fits(text)
+                                && self.scalar_register_in(name, fast.address, ctx)
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether `name` is a scalar register (declared without `.v2`/`.v4`) of one of `types`.
+    #[inline(always)]
+    fn scalar_register_in(&self, name: &Name, types: TySet, ctx: &mut FnCtx) -> bool {
+        let is_one = |r: &Resolved| matches!(r, Resolved::Reg(reg) if reg.width == 1 && types.contains(reg.ty));
+        if types.is_empty() {
             return false;
-        };
+        }
         let key = short_key(&name.text);
-        // `ctx` is borrowed mutably here: the memo is read without `RefCell`'s borrow check.
-        let resolved = match ctx.resolved.get_mut().get(&name.text, key) {
+        // `ctx` is borrowed mutably here: the memo is read without `RefCell`'s borrow check,
+        // and in place.
+        let memo = ctx.resolved.get_mut();
+        if let Some(k) = key
+            && let Some(r) = memo.get_short(k)
+        {
+            return is_one(r);
+        }
+        let r = match memo.get(&name.text, key) {
             Some(r) => r,
             None => self.resolve_and_remember(&name.text, key, ctx),
         };
-        match resolved {
-            Resolved::Reg(r) => {
-                r.width == 1
-                    && plain
-                        .want
-                        .is_none_or(|w| Ty::register_fits(r.ty, w, plain.relaxed))
-            }
-            _ => false,
-        }
+        is_one(&r)
     }
 
     fn resolve_uncached(&self, name: &str, ctx: &FnCtx) -> Resolved {
@@ -1632,20 +1805,7 @@ impl Checker {
 
     fn instruction(&mut self, ins: &Instruction, ctx: &mut FnCtx) {
         if let Some(g) = &ins.guard {
-            match self.resolve(&g.pred.text, ctx) {
-                Resolved::Reg(r) if r.ty.is_pred() => {}
-                Resolved::Sreg { ty, .. } if ty.is_pred() => {}
-                Resolved::Unknown => {
-                    self.error(g.pred.span, format!("Unknown symbol '{}'", g.pred.text))
-                }
-                _ => self.error(
-                    g.pred.span,
-                    format!(
-                        "Predicate expression expected: `{}` is not a .pred register",
-                        g.pred.text
-                    ),
-                ),
-            }
+            self.guard(g, ctx);
         }
         let shape = match self.shapes.get(ins) {
             Some(shape) => shape,
@@ -1661,23 +1821,58 @@ impl Checker {
                 shape
             }
         };
-        let form_name: &str = &shape.form_name;
-        let chosen = shape.chosen;
-        let mods = &ins.modifiers[shape.name_words..];
-        if shape.special_rules {
-            let opcode_span = opcode_span(ins, mods);
-            let mut types: SmallVec<[(Ty, Span); 4]> = SmallVec::new();
-            let mut others: SmallVec<[&Name; 8]> = SmallVec::new();
-            for (m, t) in mods.iter().zip(&shape.types) {
-                match t {
-                    Some(t) => types.push((*t, m.span)),
-                    None => others.push(m),
+        if shape.cvt_rounding_missing {
+            let span = opcode_span(ins, &ins.modifiers[shape.name_words..]);
+            self.error(span, "Rounding modifier required for instruction 'cvt'");
+        }
+        if shape.barrier_number {
+            self.barrier_number(ins);
+        }
+        // Operands. With every operand written (the common case), operand `i` is position `i`
+        // and there is no count to report.
+        if ins.operands.len() == shape.fast.len() {
+            for (i, (op, fast)) in ins.operands.iter().zip(&shape.fast).enumerate() {
+                if !self.operand_fits(op, fast, ctx) {
+                    self.operand(op, i, i, &shape, ctx);
                 }
             }
-            self.special_rules(ins, form_name, &others, &types, opcode_span);
+        } else if !self.fewer_or_more_operands(ins, &shape, ctx) {
+            return;
         }
+        if shape.is_call {
+            self.call(ins, ctx);
+        }
+    }
 
-        // Operands.
+    /// The guard `@p` / `@!p` of an instruction: a predicate register.
+    fn guard(&mut self, g: &Guard, ctx: &FnCtx) {
+        match self.resolve(&g.pred.text, ctx) {
+            Resolved::Reg(r) if r.ty.is_pred() => {}
+            Resolved::Sreg { ty, .. } if ty.is_pred() => {}
+            Resolved::Unknown => {
+                self.error(g.pred.span, format!("Unknown symbol '{}'", g.pred.text))
+            }
+            _ => self.error(
+                g.pred.span,
+                format!(
+                    "Predicate expression expected: `{}` is not a .pred register",
+                    g.pred.text
+                ),
+            ),
+        }
+    }
+
+    /// The operands of an instruction that writes fewer or more operands than its form lists:
+    /// the count, which operands the written ones are, and extra operands of a variadic form.
+    /// `false` after an error that ends the instruction's check.
+    fn fewer_or_more_operands(
+        &mut self,
+        ins: &Instruction,
+        shape: &Shape,
+        ctx: &mut FnCtx,
+    ) -> bool {
+        let form_name: &str = &shape.form_name;
+        let chosen = shape.chosen;
         let required = shape.required;
         let max = chosen.operands.len();
         let n = ins.operands.len();
@@ -1692,6 +1887,7 @@ impl Checker {
             let span = if n > max {
                 ins.operands[max].span()
             } else {
+                let mods = &ins.modifiers[shape.name_words..];
                 ins.operands
                     .last()
                     .map_or_else(|| opcode_span(ins, mods), Operand::span)
@@ -1703,74 +1899,61 @@ impl Checker {
                     if n == 1 { "is" } else { "are" }
                 ),
             );
-            return;
+            return false;
         }
-        let (vector, space) = (shape.vector, shape.space);
-        // With fewer operands than listed, the last optional positions are the missing ones
-        // (`bar.red.and.pred p, a, c` leaves out the optional thread count `b`). Positions are
-        // indices into `chosen.operands` (and `shape.wants`).
-        // With all operands written (the common case), operand `i` is position `i`.
-        let mut specs: SmallVec<[usize; 8]> = SmallVec::new();
         if n < max {
-            // The first `keep_optional` optional positions stay (none if more are missing
-            // than there are optional positions).
-            let keep_optional = (max - required).saturating_sub(max - n);
-            let mut optional_seen = 0;
-            for (s, spec) in chosen.operands.iter().enumerate() {
-                if spec.optional {
-                    optional_seen += 1;
-                    if optional_seen > keep_optional {
-                        continue;
-                    }
+            let positions = &shape.written[n - required];
+            for (i, (op, &s)) in ins.operands.iter().zip(positions).enumerate() {
+                if !self.operand_fits(op, &shape.fast[s], ctx) {
+                    self.operand(op, i, s, shape, ctx);
                 }
-                specs.push(s);
+            }
+            return true;
+        }
+        for (i, op) in ins.operands[..max].iter().enumerate() {
+            if !self.operand_fits(op, &shape.fast[i], ctx) {
+                self.operand(op, i, i, shape, ctx);
             }
         }
-        let positions = if n < max { specs.len().min(n) } else { max };
-        for (i, op) in ins.operands.iter().enumerate().take(positions) {
-            let s = if n < max { specs[i] } else { i };
-            if let Some(plain) = shape.plain[s]
-                && self.plain_register_fits(op, plain, ctx)
-            {
-                continue;
-            }
-            let want = shape.wants[s];
-            let oc = OpCheck {
-                opcode: form_name,
-                index: i,
-                space,
-            };
-            match &chosen.operands[s].kind {
-                OperandKind::Dest { relaxed, pair, .. } => {
-                    self.dest(op, want, *relaxed, *pair, &oc, ctx);
-                }
-                OperandKind::Value(_) => self.value(op, want, true, false, &oc, ctx),
-                OperandKind::WideValue(_) => self.value(op, want, true, true, &oc, ctx),
-                OperandKind::Register(_) => self.value(op, want, false, false, &oc, ctx),
-                OperandKind::Immediate(_) => self.immediate(op),
-                OperandKind::Pred => self.pred(op, &oc, ctx),
-                OperandKind::Address => self.address(op, &oc, ctx),
-                OperandKind::Label => self.label(op, ctx),
-                OperandKind::Data => {
-                    let is_dest = i == 0 && !shape.is_store;
-                    self.data(op, want, vector, is_dest, &oc, ctx);
-                }
-                OperandKind::Any => self.any(op, &oc, ctx),
-            }
-        }
-        for op in ins.operands.iter().skip(max) {
+        for op in &ins.operands[max..] {
             self.any(
                 op,
                 &OpCheck {
                     opcode: form_name,
                     index: 0,
-                    space,
+                    space: shape.space,
                 },
                 ctx,
             );
         }
-        if form_name == "call" {
-            self.call(ins, ctx);
+        true
+    }
+
+    /// The full check of operand `i` of an instruction, at position `s` of its form: the
+    /// diagnostics of any operand that [`Self::operand_fits`] does not take.
+    fn operand(&mut self, op: &Operand, i: usize, s: usize, shape: &Shape, ctx: &mut FnCtx) {
+        let want = shape.wants[s];
+        let oc = OpCheck {
+            opcode: &shape.form_name,
+            index: i,
+            space: shape.space,
+        };
+        match &shape.chosen.operands[s].kind {
+            OperandKind::Dest { relaxed, pair, .. } => {
+                self.dest(op, want, *relaxed, *pair, &oc, ctx);
+            }
+            OperandKind::Value(_) => self.value(op, want, true, false, &oc, ctx),
+            OperandKind::WideValue(_) => self.value(op, want, true, true, &oc, ctx),
+            OperandKind::Register(_) => self.value(op, want, false, false, &oc, ctx),
+            OperandKind::Immediate(_) => self.immediate(op),
+            OperandKind::Pred => self.pred(op, &oc, ctx),
+            OperandKind::Address => self.address(op, &oc, ctx),
+            OperandKind::Label => self.label(op, ctx),
+            OperandKind::Data => {
+                let is_dest = i == 0 && !shape.is_store;
+                self.data(op, want, shape.vector, is_dest, &oc, ctx);
+            }
+            OperandKind::Any => self.any(op, &oc, ctx),
         }
     }
 
@@ -1907,43 +2090,93 @@ impl Checker {
             .iter()
             .find(|m| matches!(m.text.as_str(), ".v2" | ".v4" | ".v8"))
             .and_then(|m| m.text[2..].parse::<u32>().ok());
-        // The `relaxed` of each position kind's register check (`dest`, `value`, `pred`,
-        // `data_element`).
-        let plain = chosen
+        let required = chosen.operands.iter().filter(|o| !o.optional).count();
+        let max = chosen.operands.len();
+        let is_store = matches!(
+            form_name.as_ref(),
+            "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
+        );
+        // What each position kind's check (`dest`, `value`, `pred`, `data_element`, `address`,
+        // …) accepts without a diagnostic, of the operands `operand_fits` recognises.
+        let pred = Ty::parse("pred").expect("a type");
+        let fast = chosen
             .operands
             .iter()
             .zip(&*wants)
             .map(|(spec, &want)| {
-                let relaxed = match &spec.kind {
-                    OperandKind::Dest { relaxed, .. } => *relaxed,
-                    OperandKind::Value(_) | OperandKind::Register(_) => false,
-                    OperandKind::WideValue(_) => true,
-                    OperandKind::Data if vector.is_none() => true,
-                    OperandKind::Pred => {
-                        return Some(PlainRegister {
-                            want: Ty::parse("pred"),
-                            relaxed: false,
-                        });
-                    }
-                    _ => return None,
+                let registers =
+                    |relaxed| want.map_or(TySet::ALL, |w| Ty::registers_fitting(w, relaxed));
+                // `literal_mismatch`: an integer literal is a value of these types.
+                let int_typed = want.is_none_or(|w| {
+                    matches!(
+                        w.kind(),
+                        Kind::Bits | Kind::Unsigned | Kind::Signed | Kind::Pred
+                    )
+                });
+                let none = FastOperand {
+                    registers: TySet::EMPTY,
+                    int_literal: false,
+                    address: TySet::EMPTY,
                 };
-                Some(PlainRegister { want, relaxed })
+                match &spec.kind {
+                    OperandKind::Dest { relaxed, .. } => FastOperand {
+                        registers: registers(*relaxed),
+                        ..none
+                    },
+                    OperandKind::Value(_) => FastOperand {
+                        registers: registers(false),
+                        int_literal: int_typed,
+                        ..none
+                    },
+                    OperandKind::WideValue(_) => FastOperand {
+                        registers: registers(true),
+                        int_literal: int_typed,
+                        ..none
+                    },
+                    OperandKind::Register(_) => FastOperand {
+                        registers: registers(false),
+                        ..none
+                    },
+                    OperandKind::Immediate(_) => FastOperand {
+                        int_literal: true,
+                        ..none
+                    },
+                    // `pred` takes any integer constant.
+                    OperandKind::Pred => FastOperand {
+                        registers: Ty::registers_fitting(pred, false),
+                        int_literal: true,
+                        ..none
+                    },
+                    // The data of a store is a value; a load's is a destination.
+                    OperandKind::Data if vector.is_none() => FastOperand {
+                        registers: registers(true),
+                        int_literal: is_store && int_typed,
+                        ..none
+                    },
+                    OperandKind::Address => FastOperand {
+                        address: address_registers(),
+                        ..none
+                    },
+                    _ => none,
+                }
             })
             .collect();
         Some(Shape {
-            plain,
+            fast,
             name_words: ins.modifiers.len() - mods.len(),
             chosen,
-            types: mods.iter().map(|m| Ty::parse(&m.text)).collect(),
             wants,
             vector,
             space: instr_space(&others),
-            is_store: matches!(
-                form_name.as_ref(),
-                "st" | "red" | "multimem.st" | "multimem.red" | "st.async" | "sust"
-            ),
-            required: chosen.operands.iter().filter(|o| !o.optional).count(),
-            special_rules: matches!(form_name.as_ref(), "cvt" | "bar" | "barrier"),
+            is_store,
+            required,
+            cvt_rounding_missing: form_name == "cvt" && cvt_needs_rounding(&others, &types),
+            barrier_number: matches!(form_name.as_ref(), "bar" | "barrier")
+                && !others.iter().any(|m| m.text == ".red"),
+            written: (required..max)
+                .map(|n| written_positions(chosen, required, n))
+                .collect(),
+            is_call: form_name == "call",
             form_name: form_name.as_ref().into(),
         })
     }
@@ -2039,37 +2272,9 @@ impl Checker {
     }
 
     /// Checks that no generic table can express: rounding requirements of `cvt`, barrier numbers.
-    fn special_rules(
-        &mut self,
-        ins: &Instruction,
-        opcode: &str,
-        mods: &[&Name],
-        types: &[(Ty, Span)],
-        span: Span,
-    ) {
-        let has = |w: &str| mods.iter().any(|m| m.text == w);
-        if opcode == "cvt" && types.len() == 2 && !has(".pack") {
-            let (d, s) = (types[0].0, types[1].0);
-            let float_round = [".rn", ".rz", ".rm", ".rp", ".rna", ".rs"]
-                .iter()
-                .any(|r| has(r));
-            let int_round = [".rni", ".rzi", ".rmi", ".rpi"].iter().any(|r| has(r));
-            let needs = if d.is_float() && s.is_integer_like() {
-                !float_round
-            } else if d.is_integer_like() && s.is_float() {
-                !int_round
-            } else if d.is_float() && s.is_float() && d.bits() < s.bits() {
-                !float_round
-            } else {
-                false
-            };
-            if needs {
-                self.error(span, "Rounding modifier required for instruction 'cvt'");
-            }
-        }
-        if (opcode == "bar" || opcode == "barrier")
-            && !has(".red")
-            && let Some(Operand::Expr(e)) = ins.operands.first()
+    /// `bar` / `barrier` (without `.red`): a constant barrier number is 0 to 15.
+    fn barrier_number(&mut self, ins: &Instruction) {
+        if let Some(Operand::Expr(e)) = ins.operands.first()
             && let Some(v) = eval_const(e)
             && !(0..=15).contains(&v)
         {

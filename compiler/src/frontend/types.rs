@@ -187,6 +187,11 @@ impl Ty {
         reg == want || Ty::other_register_fits(reg, want, relaxed)
     }
 
+    /// The register types that fit `want` ([`Ty::register_fits`] with `relaxed`), as a set.
+    pub fn registers_fitting(want: Ty, relaxed: bool) -> TySet {
+        TySet::matching(|reg| Ty::register_fits(reg, want, relaxed))
+    }
+
     /// [`Ty::register_fits`] for two different types.
     fn other_register_fits(reg: Ty, want: Ty, relaxed: bool) -> bool {
         let (rb, rk) = reg.entry();
@@ -212,6 +217,41 @@ impl Ty {
             Kind::PackedFloat => matches!(rk, Kind::Bits | Kind::PackedFloat),
             Kind::Pred => false,
         }
+    }
+}
+
+/// A set of types: bit `i` stands for row `i` of the type table (38 rows). The checker keeps,
+/// per operand position of an opcode chain, the set of register types that fit there
+/// ([`Ty::registers_fitting`]): testing a register against it is one shift and one `and`,
+/// where [`Ty::register_fits`] compares the two types' families and widths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TySet(u64);
+
+impl TySet {
+    pub const EMPTY: TySet = TySet(0);
+    /// Every type.
+    pub const ALL: TySet = TySet((1 << TYPES.len()) - 1);
+
+    /// The types for which `pred` holds.
+    pub fn matching(pred: impl Fn(Ty) -> bool) -> TySet {
+        let mut set = TySet::EMPTY;
+        for (index, (name, _, _)) in TYPES.iter().enumerate() {
+            if pred(Ty {
+                name,
+                index: index as u8,
+            }) {
+                set.0 |= 1 << index;
+            }
+        }
+        set
+    }
+
+    pub fn contains(self, t: Ty) -> bool {
+        self.0 >> t.index & 1 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
     }
 }
 
@@ -253,5 +293,26 @@ mod tests {
         assert!(!Ty::register_fits(t("pred"), t("b32"), false));
         assert!(Ty::register_fits(t("b32"), t("f16x2"), false));
         assert_eq!(t("s32").doubled(), Some(t("s64")));
+    }
+
+    #[test]
+    fn registers_fitting_is_register_fits_as_a_set() {
+        for (want, _, _) in TYPES {
+            for relaxed in [false, true] {
+                let set = Ty::registers_fitting(t(want), relaxed);
+                for (reg, _, _) in TYPES {
+                    assert_eq!(
+                        set.contains(t(reg)),
+                        Ty::register_fits(t(reg), t(want), relaxed),
+                        "{reg} for {want}, relaxed {relaxed}"
+                    );
+                }
+            }
+        }
+        assert!(
+            TYPES
+                .iter()
+                .all(|(name, _, _)| TySet::ALL.contains(t(name)))
+        );
     }
 }
