@@ -21,11 +21,128 @@
 //! machine instructions an instruction (4.5M on the straight-line 16k kernel, about what
 //! hashing and comparing the instructions field by field cost; `docs/passes/scoreboard.md`,
 //! "Cost").
+//!
+//! Layout (`emit/sass.rs`) finds the repeats earlier, on the MIR ([`MirRepeats`]), and copies a
+//! repeat's converted instruction instead of converting it again; [`first_equal`] is the
+//! definition, for any instruction stream.
 
+use crate::mir;
 use crate::target::sm90a::{
     Instr, MemPrefix, MemTerm, Operand, OperandKind, Reg, encode::encoding_reads_address,
 };
 use rustc_hash::FxHashMap as HashMap;
+use std::hash::{Hash, Hasher};
+
+/// Repeated MIR instructions, found while laying out (`emit/sass.rs`, `lay_out`) so that a
+/// repeat is not converted to the [`Instr`] model again (its operands rebuilt one by one) but
+/// copied from the first, and so that [`first_equal`] need not spell out and hash every
+/// converted instruction. Two MIR instructions with equal mnemonic, modifiers, guard and
+/// operands convert to equal instructions, so they share as [`first_equal`] would have them
+/// share; MIR that differs but converts to the same SASS (rare) is merely not shared.
+///
+/// On the straight-line 16k kernel: converting an instruction cost about 650 machine
+/// instructions and [`first_equal`] about 550; hashing and comparing the MIR instruction costs
+/// about 430 and copying the first one's conversion about 390 (`docs/passes/scoreboard.md`,
+/// "Cost", seventh round).
+#[derive(Default)]
+pub struct MirRepeats<'f> {
+    /// Hash of an instruction ([`mir_hash`]) → the distinct instructions with that hash.
+    seen: HashMap<u64, Vec<Seen<'f>>>,
+}
+
+/// The first instruction of a kind: where it was laid out, and whether its encoding may be
+/// shared (not when it depends on the address: a branch target).
+#[derive(Clone, Copy)]
+pub struct Seen<'f> {
+    inst: &'f mir::Inst,
+    pub at: usize,
+    pub shared: bool,
+}
+
+impl<'f> MirRepeats<'f> {
+    /// The first instruction equal to `mi` seen before, if any; otherwise `mi`, laid out at
+    /// `at`, becomes the first of its kind.
+    pub fn earlier(&mut self, mi: &'f mir::Inst, at: usize) -> Option<Seen<'f>> {
+        let bucket = self.seen.entry(mir_hash(mi)).or_default();
+        if let Some(s) = bucket.iter().find(|s| same_mir(s.inst, mi)) {
+            return Some(*s);
+        }
+        bucket.push(Seen {
+            inst: mi,
+            at,
+            shared: !encoding_reads_address(mi.mnemonic),
+        });
+        None
+    }
+}
+
+/// Whether two MIR instructions convert to the same SASS instruction: all but the fields that
+/// only feed side tables (`src`, `mbarrier`, `warp_wide`, …).
+fn same_mir(a: &mir::Inst, b: &mir::Inst) -> bool {
+    same_name(a.mnemonic, b.mnemonic)
+        && a.guard == b.guard
+        && a.mods.len() == b.mods.len()
+        && a.mods.iter().zip(&b.mods).all(|(x, y)| same_name(x, y))
+        && a.ops.len() == b.ops.len()
+        && a.ops.iter().zip(&b.ops).all(|(x, y)| same_operand(x, y))
+}
+
+/// As the derived comparison, with the common case first: two register operands compare their
+/// registers in place, where the derived comparison called a function for the kinds (1.2M of
+/// the 129.2M instructions of compiling the straight-line 16k kernel).
+fn same_operand(a: &mir::Operand, b: &mir::Operand) -> bool {
+    let kinds = match (&a.kind, &b.kind) {
+        (mir::OpKind::Reg(x), mir::OpKind::Reg(y)) => x == y,
+        (x, y) => x == y,
+    };
+    kinds && a.neg == b.neg && a.abs == b.abs && a.not == b.not && a.suffix == b.suffix
+}
+
+/// Names compared by address first: selection writes each name from one table or literal.
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+/// A hash of the fields [`same_mir`] compares (some of them only in part: equal hashes are
+/// confirmed by comparing).
+fn mir_hash(mi: &mir::Inst) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    // The mnemonic by address: the same text elsewhere only costs a comparison.
+    (mi.mnemonic.as_ptr() as usize).hash(&mut h);
+    mi.mods.len().hash(&mut h);
+    if let Some(g) = mi.guard {
+        g.pred.hash(&mut h);
+        g.neg.hash(&mut h);
+    }
+    mi.ops.len().hash(&mut h);
+    for o in &mi.ops {
+        std::mem::discriminant(&o.kind).hash(&mut h);
+        match &o.kind {
+            mir::OpKind::Reg(r) => r.hash(&mut h),
+            mir::OpKind::Int(v) => v.hash(&mut h),
+            mir::OpKind::Float(_, bits) => bits.hash(&mut h),
+            mir::OpKind::CBank { offset, .. } => offset.hash(&mut h),
+            // Branches differ by their targets (every branch of a function in one bucket made
+            // the loop 16k kernel's layout quadratic: 76M instructions more).
+            mir::OpKind::Block(b) => b.hash(&mut h),
+            mir::OpKind::SReg(n) | mir::OpKind::Barrier(n) | mir::OpKind::SbSet(n) => {
+                n.hash(&mut h)
+            }
+            mir::OpKind::Sym(s) => (s.as_ptr() as usize).hash(&mut h),
+            // Memory operands of one base register differ by their offsets.
+            mir::OpKind::Mem { terms, .. } => {
+                for t in terms {
+                    match t {
+                        mir::MemTerm::Reg(r, _) => r.hash(&mut h),
+                        mir::MemTerm::Imm(v) => v.hash(&mut h),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    h.finish()
+}
 
 /// For each instruction of `code`, the index of the first instruction equal to it but for the
 /// address (itself when there is none before it, and always for an instruction whose encoding

@@ -175,11 +175,15 @@ pub fn encode_function_with(
     // The NOPs of a wait for a tensor-core result are ptxas's `@!UPT UIADD3 URZ, URZ, URZ, URZ`.
     let mut nops: BTreeMap<(usize, usize), (u32, bool)> = BTreeMap::new();
     for _ in 0..MAX_RELAYOUTS {
-        let (mut out, origin) = lay_out(f, &nops)?;
+        let LaidOut {
+            code: mut out,
+            origin,
+            same,
+        } = lay_out(f, &nops)?;
         // Each instruction is encoded once: the scoreboard pass reads the operand fields, and
         // the control word is written into the same word afterwards. An instruction equal to an
-        // earlier one but for its address takes that one's encoding and analysis ([`repeats`]).
-        let same = repeats::first_equal(&out.instrs);
+        // earlier one but for its address takes that one's encoding and analysis ([`repeats`]:
+        // layout found them on the MIR).
         let mut encoded: Vec<sass::Encoded> = Vec::with_capacity(out.instrs.len());
         for (k, i) in out.instrs.iter().enumerate() {
             let e = if same[k] < k {
@@ -329,6 +333,18 @@ fn absolute_callee(mi: &mir::Inst) -> Option<&str> {
     }
 }
 
+/// Whether every copy of `mi` converts alike, without side effects: not a `RET` (built from
+/// its operand), a `CALL.ABS` (a relocation), nor an `LEPC` or a `MOV` of a return address
+/// (patched after layout).
+fn converted_alike(mi: &mir::Inst) -> bool {
+    match mi.mnemonic {
+        "RET" | "LEPC" => false,
+        "CALL" => absolute_callee(mi).is_none(),
+        "MOV" => !matches!(mi.ops.get(1).map(|o| &o.kind), Some(OpKind::Func(_))),
+        _ => true,
+    }
+}
+
 /// The half of an absolute return address a `MOV` writes (`Some(0)` low, `Some(32)` high),
 /// if it is one (`lower/isel/call.rs`, `pass_absolute_return_address`).
 fn absolute_return_half(mi: &mir::Inst) -> Option<i64> {
@@ -341,16 +357,23 @@ fn absolute_return_half(mi: &mir::Inst) -> Option<i64> {
     }
 }
 
+/// A laid-out function ([`lay_out`]).
+struct LaidOut {
+    /// The function: words not yet encoded, control words plain.
+    code: EncodedFunction,
+    /// For each instruction, where it comes from: `(block, index, false)` for an instruction of
+    /// the block, `(block, index, true)` for a NOP inserted before that position; the padding
+    /// has none.
+    origin: Vec<Option<(usize, usize, bool)>>,
+    /// For each instruction, the first instruction equal to it but for the address, as
+    /// [`repeats::first_equal`] gives it (itself when there is none, and for an instruction
+    /// whose encoding depends on its address); found on the MIR ([`repeats::MirRepeats`]).
+    same: Vec<usize>,
+}
+
 /// Lays out and converts a function, with `nops` NOPs before the given positions `(block,
-/// index)` (index = the block's length: after its last instruction). Returns the function
-/// (words not yet encoded, control words plain) and, for each instruction, where it comes from:
-/// `(block, index, false)` for an instruction of the block, `(block, index, true)` for a NOP
-/// inserted before that position; the padding has none.
-#[allow(clippy::type_complexity)]
-fn lay_out(
-    f: &Function,
-    nops: &BTreeMap<(usize, usize), (u32, bool)>,
-) -> Result<(EncodedFunction, Vec<Option<(usize, usize, bool)>>), String> {
+/// index)` (index = the block's length: after its last instruction).
+fn lay_out(f: &Function, nops: &BTreeMap<(usize, usize), (u32, bool)>) -> Result<LaidOut, String> {
     check_gmma_waits(f)?;
     // Layout: blocks in order; a fallthrough to a block that does not follow becomes a branch.
     let mut starts = vec![0u64; f.blocks.len()];
@@ -380,6 +403,10 @@ fn lay_out(
         ..EncodedFunction::default()
     };
     let mut origin = Vec::with_capacity(total);
+    let mut same = Vec::with_capacity(total);
+    let mut repeats = repeats::MirRepeats::default();
+    // The first inserted NOP of each kind (plain, tensor-core), which the later ones share.
+    let mut first_nop: [Option<usize>; 2] = [None, None];
     // The instructions that take the return address of the `CALL` after them (below): `LEPC`,
     // and the `MOV` of a subroutine call's return address.
     let mut return_address_takers: Vec<usize> = Vec::new();
@@ -389,23 +416,26 @@ fn lay_out(
         let extra = extra_branch[bi]
             .map(|t| mir::Inst::new("BRA", &[], vec![mir::Operand::new(OpKind::Block(t))]));
         let count = b.insts.len() + usize::from(extra.is_some());
-        let nops_at = |ii: usize, out: &mut EncodedFunction, origin: &mut Vec<_>| {
-            let (count, tensor) = nops.get(&(bi, ii)).copied().unwrap_or((0, false));
-            for _ in 0..count {
-                let mut nop = if tensor {
-                    tensor_nop()
-                } else {
-                    Instr::new("NOP", &[], vec![])
-                };
-                nop.addr = out.instrs.len() as u64 * 16;
-                nop.ctrl = PLAIN;
-                out.instrs.push(nop);
-                out.srcs.push(None);
-                origin.push(Some((bi, ii, true)));
-            }
-        };
+        let mut nops_at =
+            |ii: usize, out: &mut EncodedFunction, origin: &mut Vec<_>, same: &mut Vec<usize>| {
+                let (count, tensor) = nops.get(&(bi, ii)).copied().unwrap_or((0, false));
+                for _ in 0..count {
+                    let mut nop = if tensor {
+                        tensor_nop()
+                    } else {
+                        Instr::new("NOP", &[], vec![])
+                    };
+                    let k = out.instrs.len();
+                    nop.addr = k as u64 * 16;
+                    nop.ctrl = PLAIN;
+                    out.instrs.push(nop);
+                    out.srcs.push(None);
+                    origin.push(Some((bi, ii, true)));
+                    same.push(*first_nop[usize::from(tensor)].get_or_insert(k));
+                }
+            };
         for (ii, mi) in b.insts.iter().chain(extra.as_ref()).enumerate() {
-            nops_at(ii, &mut out, &mut origin);
+            nops_at(ii, &mut out, &mut origin, &mut same);
             if mi.is_pseudo() {
                 return Err(format!("`{mi}` reached emission in `{}`", f.name));
             }
@@ -417,7 +447,18 @@ fn lay_out(
             } else {
                 &mi.ops[..]
             };
-            let mut i = if mi.mnemonic == "RET" {
+            let k = out.instrs.len();
+            // A repeat of an earlier instruction is copied from it. Not the branch added after
+            // the block (it is not in `f`), nor what layout converts with side effects below.
+            let earlier = if ii < b.insts.len() && converted_alike(mi) {
+                repeats.earlier(&b.insts[ii], k)
+            } else {
+                None
+            };
+            same.push(earlier.filter(|e| e.shared).map_or(k, |e| e.at));
+            let mut i = if let Some(e) = earlier {
+                out.instrs[e.at].clone()
+            } else if mi.mnemonic == "RET" {
                 // A subroutine's return (`lower/isel/call.rs`): through the return address
                 // register, to its value plus 0.
                 let num = match mi.ops.first().map(|o| &o.kind) {
@@ -496,7 +537,7 @@ fn lay_out(
             out.srcs.push(mi.src.map(crate::mir::SrcPos::offset));
             origin.push(Some((bi, ii, false)));
         }
-        nops_at(count, &mut out, &mut origin);
+        nops_at(count, &mut out, &mut origin, &mut same);
     }
     for (entry, name, _) in &f.subroutines {
         out.subroutines
@@ -545,15 +586,22 @@ fn lay_out(
     out.instrs.push(pad);
     out.srcs.push(None);
     origin.push(None);
+    same.push(out.instrs.len() - 1);
     let padded = out.instrs.len().next_multiple_of(8) + runtime_abi::elf::TEXT_PAD_EXTRA / 16;
+    let first_pad_nop = out.instrs.len();
     while out.instrs.len() < padded {
         let mut nop = Instr::new("NOP", &[], vec![]);
         nop.addr = out.instrs.len() as u64 * 16;
         out.instrs.push(nop);
         out.srcs.push(None);
         origin.push(None);
+        same.push(first_pad_nop);
     }
-    Ok((out, origin))
+    Ok(LaidOut {
+        code: out,
+        origin,
+        same,
+    })
 }
 
 /// The listing of an encoded function in nvdisasm's syntax, each instruction decoded back from
