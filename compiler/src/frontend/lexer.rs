@@ -6,6 +6,7 @@
 //! tokens of their own. The state-space words (`.global`, `.shared`, …) are structural in
 //! declarations but also appear as instruction modifiers; the grammar accepts them in both places.
 
+use super::simple_instr::{Folder, starts_statement};
 use logos::Logos;
 use std::fmt;
 
@@ -276,25 +277,33 @@ pub fn tokenize(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
 /// taken from logos ([`lex_one`]), so the tokens are exactly [`lex`]'s (a test compares the two
 /// on the corpus and on tricky inputs).
 pub fn tokenize_chained(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
-    tokenize_chained_with(src, &mut |_| {})
+    tokenize_chained_with(src, None)
 }
 
-/// The number of tokens [`tokenize_chained_with`] takes before it hands its vector to `flush`
-/// (at the next `;`).
+/// The number of tokens [`tokenize_chained_with`] takes before it hands its vector to the
+/// folder (at the next `;`).
 pub const FLUSH_TOKENS: usize = 4096;
 
-/// [`tokenize_chained`], handing the vector to `flush` at the first `;` after every
-/// [`FLUSH_TOKENS`] new tokens; `flush` may take tokens off its end (the fast path folds the
-/// instruction lines lexed so far, [`simple_instr::Folder`](super::simple_instr::Folder), so
-/// that the vector holds the tokens of a few thousand lines, not of the whole file). The
-/// tokens are the same whatever `flush` does: a token is joined only to an identifier or a
-/// chain right before it, never to a `;`.
+/// [`tokenize_chained`], folding simple instruction lines as it goes when given a `folder`
+/// ([`simple_instr::Folder`](super::simple_instr::Folder)); what it returns is then folded
+/// except for the tokens after the last step (the caller folds those), and the result is
+/// exactly what [`simple_instr::fold`](super::simple_instr::fold) makes of all the tokens:
+///
+/// * where a statement starts, the folder first tries to parse the line straight from its
+///   bytes ([`Folder::fold_line`](super::simple_instr::Folder::fold_line)): a simple line
+///   (most of a large kernel) is then never turned into tokens at all;
+/// * otherwise the line is lexed, and at the first `;` after every [`FLUSH_TOKENS`] new tokens
+///   the folder folds the tokens lexed so far ([`Folder::fold`](super::simple_instr::Folder::fold)),
+///   so that the vector holds the tokens of a few thousand lines, not of the whole file.
+///
+/// The tokens are the same whatever the folder does: a token is joined only to an identifier
+/// or a chain right before it, never to a `;` or a folded line.
 pub fn tokenize_chained_with<'a>(
     src: &'a str,
-    // Not generic: one copy of the scanning loop. Generic over `flush`, it was inlined into
-    // `frontend::parse` and `modifier_word_end` no longer was (at 16k lines, 88 507 calls,
-    // 1.9M instructions; callgrind).
-    flush: &mut dyn FnMut(&mut Vec<Spanned<'a>>),
+    // Not generic (an `Option`, not a closure): one copy of the scanning loop. Generic over its
+    // flush closure, it was inlined into `frontend::parse` and `modifier_word_end` no longer
+    // was (at 16k lines, 88 507 calls, 1.9M instructions; callgrind).
+    mut folder: Option<&mut Folder<'a>>,
 ) -> Result<Vec<Spanned<'a>>, LexError> {
     let bytes = src.as_bytes();
     // About one token per 4 bytes of typical PTX, up to the tokens between flushes and a
@@ -310,6 +319,17 @@ pub fn tokenize_chained_with<'a>(
             while at < bytes.len() && BYTE_CLASS[usize::from(bytes[at])] & SPACE != 0 {
                 at += 1;
             }
+            continue;
+        }
+        // A simple instruction line where a statement starts: parsed from its bytes, without
+        // making its tokens (at 16k straight-line instructions, the tokens and folding them
+        // cost about twice as much).
+        if let Some(folder) = folder.as_deref_mut()
+            && (class & LETTER != 0 || b == b'@')
+            && out.last().is_some_and(|t| starts_statement(t.1))
+            && let Some(end) = folder.fold_line(src, at, &mut out)
+        {
+            at = end;
             continue;
         }
         let punct = match b {
@@ -331,7 +351,9 @@ pub fn tokenize_chained_with<'a>(
             out.push((at, t, at + 1));
             at += 1;
             if b == b';' && out.len() >= flush_at {
-                flush(&mut out);
+                if let Some(folder) = folder.as_deref_mut() {
+                    folder.fold(&mut out);
+                }
                 flush_at = out.len() + FLUSH_TOKENS;
             }
             continue;
@@ -398,18 +420,18 @@ pub fn tokenize_chained_logos(src: &str) -> Result<Vec<Spanned<'_>>, LexError> {
 }
 
 /// [`BYTE_CLASS`] bits: white space that logos skips (`[ \t\r\n\x0c]`).
-const SPACE: u8 = 1;
+pub(super) const SPACE: u8 = 1;
 /// `[A-Za-z]`.
-const LETTER: u8 = 2;
+pub(super) const LETTER: u8 = 2;
 /// `[0-9]`.
-const DIGIT: u8 = 4;
+pub(super) const DIGIT: u8 = 4;
 /// What continues a `.word`: `[A-Za-z0-9_]`.
 const WORD: u8 = 8;
 /// What continues a name: `[A-Za-z0-9_$]`.
 const NAME: u8 = 16;
 
 /// The classes of each byte (one table load per byte scanned).
-static BYTE_CLASS: [u8; 256] = {
+pub(super) static BYTE_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
@@ -437,7 +459,7 @@ static BYTE_CLASS: [u8; 256] = {
 };
 
 /// Whether `b` continues a name (`[A-Za-z0-9_$]`).
-fn is_name_byte(b: u8) -> bool {
+pub(super) fn is_name_byte(b: u8) -> bool {
     BYTE_CLASS[usize::from(b)] & NAME != 0
 }
 
@@ -450,7 +472,7 @@ fn is_word_byte(b: u8) -> bool {
 /// [`Tok::Dot`]), if one starts there and [`tokenize`] would join it to a name before it: a
 /// [`Tok::Dot`] or one of the keywords [`is_modifier_word`] takes, not a structural directive
 /// (`.entry`).
-fn modifier_word_end(bytes: &[u8], at: usize) -> Option<usize> {
+pub(super) fn modifier_word_end(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) != Some(&b'.') {
         return None;
     }

@@ -22,13 +22,13 @@ use lexer::{LexError, Tok};
 /// Parses PTX source into an AST, or returns the first syntax error.
 ///
 /// The fast path parses the chained tokens ([`lexer::tokenize_chained_with`]) with its simple
-/// instruction lines already parsed ([`simple_instr::Folder`], every few thousand tokens while
-/// they are lexed); when that fails for any reason,
+/// instruction lines already parsed ([`simple_instr::Folder`]: most straight from their bytes,
+/// the rest every few thousand tokens while they are lexed); when that fails for any reason,
 /// the plain tokens are parsed again ([`parse_plain`]) and their error is the diagnostic, so that
 /// a diagnostic never depends on the fast path.
 pub fn parse(src: &str) -> Result<Module, Diagnostic> {
     let mut folder = simple_instr::Folder::default();
-    if let Ok(mut tokens) = lexer::tokenize_chained_with(src, &mut |t| folder.fold(t)) {
+    if let Ok(mut tokens) = lexer::tokenize_chained_with(src, Some(&mut folder)) {
         folder.fold(&mut tokens);
         if let Ok(m) = grammar::ModuleParser::new().parse(
             &mut folder.folded,

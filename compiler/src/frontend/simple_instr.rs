@@ -6,6 +6,8 @@
 //! ([`lexer::tokenize_chained`](super::lexer::tokenize_chained)), built as the grammar's action
 //! would build it; each run of such lines is replaced in the token vector by one
 //! [`Tok::Instrs`] token, which the grammar appends to the block's statements in one reduction.
+//! The commonest lines are read straight from their bytes while the file is lexed, and never
+//! become tokens ([`Folder::fold_line`]).
 //!
 //! What is recognized here is a strict subset of what the grammar's `Instruction` production
 //! takes, and it builds the same tree (the same names, spans and expression shapes):
@@ -25,7 +27,9 @@ use super::ast::{
     BinOp, Expr, Guard, Instruction, LitKind, Name, Operand, Span, Stmt, UnOp, split_chain,
     split_name,
 };
-use super::lexer::{Spanned, Tok};
+use super::lexer::{
+    BYTE_CLASS, DIGIT, LETTER, SPACE, Spanned, Tok, is_name_byte, modifier_word_end,
+};
 use rustc_hash::FxHashMap;
 use std::mem::discriminant;
 
@@ -47,7 +51,8 @@ pub fn fold(tokens: &mut Vec<Spanned<'_>>) -> Folded {
 /// added since the last one, which end with a `;`, so the vector never holds more than the
 /// unfolded tokens and the last few thousand lexed (at 64k straight-line instructions, 0.2 MB
 /// instead of 20 MB). A line is folded exactly as [`fold`] over all the tokens folds it: a
-/// folded line ends at the first `;` after its start, which is in the same step.
+/// folded line ends at the first `;` after its start, which is in the same step. Lines read
+/// from their bytes ([`Folder::fold_line`]) join the same runs.
 #[derive(Default)]
 pub struct Folder<'a> {
     /// The runs folded so far.
@@ -66,11 +71,7 @@ impl<'a> Folder<'a> {
         while read < tokens.len() {
             // An instruction starts a statement: after `;`, `{`, `}`, a label's `:` or another
             // folded instruction.
-            let at_statement = write > 0
-                && matches!(
-                    tokens[write - 1].1,
-                    Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Instrs(_)
-                );
+            let at_statement = write > 0 && starts_statement(tokens[write - 1].1);
             if at_statement {
                 let mut line = Line {
                     toks: tokens,
@@ -102,6 +103,59 @@ impl<'a> Folder<'a> {
     }
 }
 
+/// Whether a statement starts after `t`: after `;`, `{`, `}`, a label's `:` or a folded line.
+pub fn starts_statement(t: Tok<'_>) -> bool {
+    matches!(
+        t,
+        Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Instrs(_)
+    )
+}
+
+impl<'a> Folder<'a> {
+    /// Folds the simple instruction line that starts at byte `at` of `src`, where a statement
+    /// starts (after the last of `tokens`), straight from its bytes: the line is appended to
+    /// the run of `tokens` as [`Folder::fold`] would fold its tokens, and its end (after the
+    /// `;`) returned. `None` (nothing changed but the chain cache) for a line this scan does not
+    /// take: the lexer then makes its tokens, for [`Folder::fold`] or the grammar.
+    ///
+    /// It takes a subset of what [`Line::instruction`] takes, built the same way:
+    /// `[@[!]pred] opcode{.modifier} [operand {, operand}] ;` with each operand a name, a
+    /// decimal integer, or `[a]`, `[a+b]`, `[a-b]` of those, white space anywhere between
+    /// tokens (no comments).
+    pub fn fold_line(
+        &mut self,
+        src: &'a str,
+        at: usize,
+        tokens: &mut Vec<Spanned<'a>>,
+    ) -> Option<usize> {
+        let mut line = ByteLine {
+            src,
+            bytes: src.as_bytes(),
+            at,
+        };
+        let instr = line.instruction(&mut self.chains)?;
+        // The tokens lexed before this line are folded first, so that a run of lines is one
+        // run however its lines were folded (the last of them ends a statement, so no line
+        // folds differently for being folded now).
+        if self.done < tokens.len() {
+            self.fold(tokens);
+        }
+        let end = line.at;
+        match tokens.last_mut() {
+            Some((_, Tok::Instrs(run), run_end)) => {
+                *run_end = end;
+                self.folded[*run as usize].push(Stmt::Instr(instr));
+            }
+            _ => {
+                tokens.push((at, Tok::Instrs(self.folded.len() as u32), end));
+                self.folded.push(vec![Stmt::Instr(instr)]);
+            }
+        }
+        self.done = tokens.len();
+        Some(end)
+    }
+}
+
 /// The opcode chains split so far: a large kernel writes a few chains (`ld.global.f32`)
 /// thousands of times.
 #[derive(Default)]
@@ -113,6 +167,35 @@ struct Chains<'a> {
     /// vector (a chain is nearly always written with the same number; counting the commas
     /// ahead, as for a bracketed list, cost about 1M instructions at 16k lines).
     split: Vec<(Name, Vec<Name>, usize)>,
+}
+
+impl<'a> Chains<'a> {
+    /// The opcode and modifiers of `chain` written at byte `at`, split once per distinct chain
+    /// ([`split_chain`]), and the chain's index in [`Chains::split`].
+    fn get(&mut self, chain: &'a str, at: usize) -> (Name, Vec<Name>, usize) {
+        // A lookup, and an insertion only for a new chain: `entry` took about 40 more
+        // instructions a line (it prepares the insertion every time; callgrind).
+        let k = match self.index.get(chain) {
+            Some(&k) => k,
+            None => {
+                let (opcode, modifiers) = split_chain(chain, 0);
+                // No operands counted yet: the first line of a chain counts them.
+                self.split.push((opcode, modifiers, 0));
+                self.index.insert(chain, self.split.len() - 1);
+                self.split.len() - 1
+            }
+        };
+        let (opcode, modifiers, _) = &self.split[k];
+        let at = at as u32;
+        let moved = |n: &Name| Name {
+            text: n.text.clone(),
+            span: Span {
+                start: n.span.start + at,
+                end: n.span.end + at,
+            },
+        };
+        (moved(opcode), modifiers.iter().map(moved).collect(), k)
+    }
 }
 
 /// Whether `t`, after an atom, makes the operand longer than the atom (`a+b`, `a-b`, `a|b`).
@@ -176,7 +259,11 @@ impl<'a> Line<'_, 'a, '_> {
         };
         let operands = match chain {
             Some(k) => {
-                let operands = self.list_of(Tok::Semi, true, self.chains.split[k].2)?;
+                let mut operands = self.list_of(Tok::Semi, true, self.chains.split[k].2)?;
+                // Written with another number of operands than the chain's last line: no slack.
+                if operands.len() != operands.capacity() {
+                    operands.shrink_to_fit();
+                }
                 self.chains.split[k].2 = operands.len();
                 operands
             }
@@ -191,40 +278,14 @@ impl<'a> Line<'_, 'a, '_> {
         }))
     }
 
-    /// [`split_chain`] of `chain` written at byte `at`, split once per distinct chain, and the
-    /// chain's index in [`Chains::split`].
+    /// [`Chains::get`] of `chain` written at byte `at`, with the chain's operand count set from
+    /// this line's commas if it is new.
     fn split_chain(&mut self, chain: &'a str, at: usize) -> (Name, Vec<Name>, Option<usize>) {
-        let Chains { index, split } = &mut *self.chains;
-        // A lookup, and an insertion only for a new chain: `entry` took about 40 more
-        // instructions a line (it prepares the insertion every time; callgrind).
-        let k = match index.get(chain) {
-            Some(&k) => k,
-            None => {
-                let (opcode, modifiers) = split_chain(chain, 0);
-                // The first line of a chain: its commas are counted below.
-                split.push((opcode, modifiers, 0));
-                index.insert(chain, split.len() - 1);
-                split.len() - 1
-            }
-        };
-        if split[k].2 == 0 {
-            let count = self.operand_count();
-            self.chains.split[k].2 = count;
+        let (opcode, modifiers, k) = self.chains.get(chain, at);
+        if self.chains.split[k].2 == 0 {
+            self.chains.split[k].2 = self.operand_count();
         }
-        let (opcode, modifiers, _) = &self.chains.split[k];
-        let at = at as u32;
-        let moved = |n: &Name| Name {
-            text: n.text.clone(),
-            span: Span {
-                start: n.span.start + at,
-                end: n.span.end + at,
-            },
-        };
-        (
-            moved(opcode),
-            modifiers.iter().map(moved).collect(),
-            Some(k),
-        )
+        (opcode, modifiers, Some(k))
     }
 
     /// Operands separated by commas up to `close` (taken too); `empty` allows none.
@@ -395,6 +456,191 @@ impl<'a> Line<'_, 'a, '_> {
     }
 }
 
+/// A cursor over the bytes of one line, for [`Folder::fold_line`]: each step reads what the
+/// lexer would make one token of, by the lexer's own rules ([`BYTE_CLASS`],
+/// [`modifier_word_end`]), and gives up (`None`) at anything else.
+struct ByteLine<'a> {
+    src: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> ByteLine<'a> {
+    /// The byte at the cursor; 0 at the end (no token starts with it, so every step stops).
+    fn byte(&self) -> u8 {
+        self.bytes.get(self.at).copied().unwrap_or(0)
+    }
+
+    fn class(&self) -> u8 {
+        BYTE_CLASS[usize::from(self.byte())]
+    }
+
+    fn skip_space(&mut self) {
+        while self.class() & SPACE != 0 {
+            self.at += 1;
+        }
+    }
+
+    /// Takes `b` (and the white space after it) if it is next.
+    fn eat(&mut self, b: u8) -> bool {
+        let hit = self.byte() == b;
+        if hit {
+            self.at += 1;
+            self.skip_space();
+        }
+        hit
+    }
+
+    /// `[@[!]pred] opcode{.modifier} operands ;`, as [`Line::instruction`] builds it.
+    fn instruction(&mut self, chains: &mut Chains<'a>) -> Option<Box<Instruction>> {
+        let start = self.at;
+        let guard = if self.eat(b'@') {
+            let negated = self.eat(b'!');
+            let pred = self.name()?;
+            Some(Box::new(Guard {
+                negated,
+                span: Span {
+                    start: start as u32,
+                    end: pred.span.end,
+                },
+                pred,
+            }))
+        } else {
+            None
+        };
+        // The opcode: a name and the modifier words right after it, as the lexer joins them.
+        let l = self.at;
+        if self.class() & LETTER == 0 {
+            return None;
+        }
+        self.at += 1;
+        while is_name_byte(self.byte()) {
+            self.at += 1;
+        }
+        while let Some(end) = modifier_word_end(self.bytes, self.at) {
+            self.at = end;
+        }
+        if self.byte() == b'.' {
+            // A word the lexer makes a token of its own (`.entry`), or no word.
+            return None;
+        }
+        let (opcode, modifiers, k) = chains.get(&self.src[l..self.at], l);
+        self.skip_space();
+        let operands = if self.byte() == b';' {
+            Vec::new()
+        } else {
+            // Room for as many operands as the chain's last line had (a chain is nearly always
+            // written with the same number); trimmed when this line has another number, so
+            // that each vector has room for exactly its operands.
+            let mut v = Vec::with_capacity(chains.split[k].2.max(1));
+            loop {
+                v.push(self.operand()?);
+                if !self.eat(b',') {
+                    break;
+                }
+            }
+            if v.len() != v.capacity() {
+                v.shrink_to_fit();
+            }
+            chains.split[k].2 = v.len();
+            v
+        };
+        if self.byte() != b';' {
+            return None;
+        }
+        self.at += 1;
+        Some(Box::new(Instruction {
+            guard,
+            opcode,
+            modifiers,
+            operands,
+            span: Span::new(start, self.at),
+        }))
+    }
+
+    /// A name, a decimal integer, or `[a]`, `[a+b]`, `[a-b]` of those; and the white space
+    /// after it.
+    #[inline(always)]
+    fn operand(&mut self) -> Option<Operand> {
+        if self.byte() != b'[' {
+            return Some(Operand::Expr(self.atom()?));
+        }
+        let l = self.at;
+        self.eat(b'[');
+        let a = self.atom()?;
+        let op = match self.byte() {
+            b'+' => Some(BinOp::Add),
+            b'-' => Some(BinOp::Sub),
+            _ => None,
+        };
+        let address = match op {
+            Some(op) => {
+                self.at += 1;
+                self.skip_space();
+                Expr::binary(op, a, self.atom()?)
+            }
+            None => a,
+        };
+        if self.byte() != b']' {
+            return None;
+        }
+        self.at += 1;
+        let span = Span::new(l, self.at);
+        self.skip_space();
+        Some(Operand::Address(vec![Operand::Expr(address)], span))
+    }
+
+    /// A name or a decimal integer, and the white space after it.
+    #[inline(always)]
+    fn atom(&mut self) -> Option<Expr> {
+        if self.class() & DIGIT == 0 {
+            let name = self.name()?;
+            return Some(Expr::Name {
+                name,
+                component: None,
+            });
+        }
+        let l = self.at;
+        while self.class() & DIGIT != 0 {
+            self.at += 1;
+        }
+        // As the lexer: a byte that continues a number makes it another token (`0x10`, `1.5`).
+        if is_name_byte(self.byte()) || self.byte() == b'.' {
+            return None;
+        }
+        let lit = Expr::lit(LitKind::Int, &self.src[l..self.at], l, self.at);
+        self.skip_space();
+        Some(lit)
+    }
+
+    /// A name without a `.word` after it (`%r1`, `$L__BB0_1`, `foo`: `[A-Za-z][A-Za-z0-9_$]*` or
+    /// `[_$%][A-Za-z0-9_$]+`), and the white space after it.
+    #[inline(always)]
+    fn name(&mut self) -> Option<Name> {
+        let l = self.at;
+        let first = self.byte();
+        if self.class() & LETTER != 0 {
+            self.at += 1;
+        } else if matches!(first, b'%' | b'$' | b'_')
+            && self.bytes.get(l + 1).is_some_and(|&c| is_name_byte(c))
+        {
+            self.at += 2;
+        } else {
+            return None;
+        }
+        while is_name_byte(self.byte()) {
+            self.at += 1;
+        }
+        if self.byte() == b'.' {
+            // `%tid.x` and anything else with a `.`: left to the tokens.
+            return None;
+        }
+        let name = Name::new(&self.src[l..self.at], l, self.at);
+        self.skip_space();
+        Some(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{parse, parse_plain};
@@ -405,10 +651,71 @@ mod tests {
     /// The number of lines folded in `body`'s kernel, and that both parses agree on it.
     fn folds(body: &str) -> usize {
         let src = format!("{HEADER}.entry k()\n{{\n{body}\n}}\n");
-        let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
-        let n = fold(&mut tokens).iter().map(Vec::len).sum();
+        let n = same_folds(&src);
         assert_eq!(parse(&src).ok(), parse_plain(&src).ok(), "{src}");
         n
+    }
+
+    /// The number of lines folded in `src`, and that folding its tokens and folding while it
+    /// is lexed ([`Folder::fold_line`] where it can) give the same tokens and statements.
+    fn same_folds(src: &str) -> usize {
+        use super::super::lexer::{tokenize_chained, tokenize_chained_with};
+        let Ok(mut tokens) = tokenize_chained(src) else {
+            return 0;
+        };
+        let in_one_go = fold(&mut tokens);
+        let mut folder = Folder::default();
+        let mut lexed = tokenize_chained_with(src, Some(&mut folder)).unwrap();
+        folder.fold(&mut lexed);
+        assert_eq!(lexed, tokens, "{src}");
+        assert_eq!(folder.folded, in_one_go, "{src}");
+        in_one_go.iter().map(Vec::len).sum()
+    }
+
+    /// Lines at the edges of what [`Folder::fold_line`] takes fold as their tokens do.
+    #[test]
+    fn lines_folded_from_bytes_fold_as_their_tokens() {
+        for line in [
+            "ld.global.f32 %f2 , [ %rd6 + 8 ] ;",
+            "ld.global.f32\n%f2,\n[%rd6-8];",
+            "st.global.f32 [8], %f1;",
+            "st.global.f32 [8+%r1], %f1;",
+            "x.u32 %r1, [%r2+%r3];",
+            "@ ! %p1 bra $L__x;",
+            "@%p1 bra _x;",
+            "@%p1.x bra _x;",
+            "@!=%p1 bra _x;",
+            "bra.uni _;",
+            "add.s32 %r1, %r2, 12U;",
+            "add.s32 %r1,%r2,0x10;",
+            "add.s32 %r1, %r2, 1a;",
+            "mov.b32 %r1, 1.5;",
+            "mov.u32 %r1 %r2;",
+            "mov.u32 %r1, %r2,;",
+            "ld.u32 %r1, [%r2+4]+1;",
+            "ld.u32 %r1, [%r2+4+1];",
+            "ld.u32 %r1, [%r2+-4];",
+            "add.s32 %r1, %r2, %r3 // c\n;",
+            "add.s32 %r1, %r2, %r3 /* c */;",
+            "mov.u32 %r1, %r2.x;",
+            "mov.u32 %r1, %%r2;",
+            "a b;",
+            "a.entry;",
+            "a.shared::cta.b.c %r1;",
+            "a.b:: %r1;",
+            "a$b.c;",
+            "ret",
+            "ret;ret;exit;",
+            "L: mov.u32 %r1, 2;",
+            "{ mov.u32 %r1, 2; }",
+            "mov.b64 {a %r1;",
+            "mov.b64 {%r1, %r2}, %rd1; add.s32 %r1, %r2, 3;",
+        ] {
+            same_folds(&format!("{HEADER}.entry k()\n{{\n{line}\n}}\n"));
+            same_folds(&format!(
+                "{HEADER}.entry k()\n{{\n{line}\nmov.u32 %r1, %r2;\n}}\n"
+            ));
+        }
     }
 
     #[test]
@@ -458,35 +765,34 @@ mod tests {
         }
     }
 
-    /// A kernel of many flushes ([`FLUSH_TOKENS`](super::super::lexer::FLUSH_TOKENS)) folds
-    /// in steps exactly as in one go: the same runs (one per block, not one per step) and the
-    /// same tree as the plain parse; each operand vector has room for exactly its operands.
+    /// A kernel of many flushes ([`FLUSH_TOKENS`](super::super::lexer::FLUSH_TOKENS)), of lines
+    /// folded from their bytes and lines folded from their tokens, folds while it is lexed
+    /// exactly as in one go: the same runs (one per block, not one per step or kind of line)
+    /// and the same tree as the plain parse; each operand vector has room for exactly its
+    /// operands.
     #[test]
     fn folding_in_steps_folds_as_in_one_go() {
-        use super::super::lexer::{FLUSH_TOKENS, tokenize_chained, tokenize_chained_with};
+        use super::super::lexer::FLUSH_TOKENS;
         let mut body = String::new();
         for i in 0..FLUSH_TOKENS {
             body.push_str(&format!(
-                "ld.global.f32 %f{i}, [%rd6+{i}];\nadd.s32 %r{i}, %r1, {i};\n"
+                "ld.global.f32 %f{i}, [%rd6+{i}];\nadd.s32 %r{i}, %r1, {i};\nmov.u32 %r{i}, %tid.x;\n"
             ));
+            if i % 7 == 0 {
+                body.push_str("add.s32 %r1, %r1;\n");
+            }
             if i % 1000 == 999 {
                 body.push_str(&format!("L{i}:\n{{\n.reg .b32 %x;\nmov.u32 %x, 1;\n}}\n"));
             }
         }
+        // Lines only the tokens fold, many flushes of them.
+        for i in 0..FLUSH_TOKENS {
+            body.push_str(&format!("mov.u32 %r{i}, %tid.x;\n"));
+        }
         let src = format!("{HEADER}.entry k()\n{{\n{body}ret;\n}}\n");
-        let mut tokens = tokenize_chained(&src).unwrap();
+        let mut tokens = super::super::lexer::tokenize_chained(&src).unwrap();
         let in_one_go = fold(&mut tokens);
-        let mut folder = Folder::default();
-        let mut steps = 0;
-        let mut stepped = tokenize_chained_with(&src, &mut |t| {
-            steps += 1;
-            folder.fold(t);
-        })
-        .unwrap();
-        folder.fold(&mut stepped);
-        assert!(steps > 1, "{steps} flushes");
-        assert_eq!(stepped, tokens);
-        assert_eq!(folder.folded, in_one_go);
+        assert_eq!(same_folds(&src), 4 * FLUSH_TOKENS + 586 + 4 + 1);
         assert_eq!(in_one_go.len(), 9, "a run per block and between blocks");
         for stmt in in_one_go.iter().flatten() {
             let Stmt::Instr(i) = stmt else { panic!() };
@@ -496,6 +802,14 @@ mod tests {
                     assert_eq!(v.capacity(), v.len(), "{i:?}");
                 }
             }
+        }
+        let mut folder = Folder::default();
+        let mut lexed =
+            super::super::lexer::tokenize_chained_with(&src, Some(&mut folder)).unwrap();
+        folder.fold(&mut lexed);
+        for stmt in folder.folded.iter().flatten() {
+            let Stmt::Instr(i) = stmt else { panic!() };
+            assert_eq!(i.operands.capacity(), i.operands.len(), "{i:?}");
         }
         assert_eq!(parse(&src).ok(), parse_plain(&src).ok());
     }
