@@ -40,8 +40,8 @@ pub struct SsaBuilder {
     current: FxHashMap<(Var, BlockId), VReg>,
     incomplete: FxHashMap<BlockId, Vec<(Var, VReg)>>,
     /// Whether each block is sealed, by block number: a read asks at every block it walks
-    /// through, and an index costs less than the hash-set probe it replaced (loop_16000: see
-    /// the commit).
+    /// through, and an index costs less than the hash-set probe it replaced (with `phis_in`
+    /// a vector too, loop_16000: `select` 128.5M → 124.5M).
     sealed: Vec<bool>,
     /// The predecessors of every block, known before lowering starts (blocks made by
     /// instruction selection add theirs as they are made).
@@ -165,11 +165,10 @@ impl SsaBuilder {
         value
     }
 
-    /// Records what a read found for `var` in `block`, a block other than the one being
-    /// lowered, as a block's value: in `current`, so that it does not push the latest write of
-    /// the block being lowered out of `latest` (a loop's reads walk many blocks, and with the
-    /// answers written to `latest` every step moved the slot's value into `current`:
-    /// loop_16000 went from 375.8M to 380.6M instructions).
+    /// Records what a read found for `var` in `block`, where it was not written: in `current`,
+    /// so that it does not push the variable's latest write out of `latest` (a loop's reads
+    /// walk many blocks, and with the answers written to `latest` every step moved the slot's
+    /// value into `current`: loop_16000 went from 375.8M to 380.6M instructions).
     fn remember(&mut self, var: Var, block: BlockId, value: VReg) {
         let slot = &mut self.latest[var.0 as usize];
         if slot.0 == block {
