@@ -96,10 +96,10 @@ impl SourceText {
     /// `SIGBUS`, which [`catch_truncation`] turns into an error message and exit status 1.
     pub fn map(file: &std::fs::File, len: u64) -> Option<SourceText> {
         use std::os::fd::AsRawFd;
-        let len = usize::try_from(len).ok()?;
-        if (len as u64) < Self::MAP_MIN {
+        if len < Self::MAP_MIN {
             return None;
         }
+        let len = usize::try_from(len).ok()?;
         // SAFETY: a new private read-only mapping of an open file; no existing memory changes.
         let ptr = unsafe {
             libc::mmap(

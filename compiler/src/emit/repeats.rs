@@ -24,7 +24,8 @@
 //!
 //! Layout (`emit/sass.rs`) finds the repeats earlier, on the MIR ([`MirRepeats`]), and copies a
 //! repeat's converted instruction instead of converting it again; [`first_equal`] is the
-//! definition, for any instruction stream.
+//! definition, for any instruction stream, against which debug builds check layout's table
+//! ([`shares_only_equals`]).
 
 use crate::mir;
 use crate::target::sm90a::{
@@ -167,6 +168,19 @@ pub fn first_equal(code: &[Instr]) -> Vec<usize> {
     out
 }
 
+/// Whether `same` shares only what [`first_equal`] would: each instruction names itself or an
+/// earlier one equal to it but for the address, whose encoding does not depend on the address.
+/// Layout's table ([`MirRepeats`]) may share less (MIR that differs but converts alike), never
+/// more; `emit/sass.rs` checks it in debug builds.
+pub fn shares_only_equals(code: &[Instr], same: &[usize]) -> bool {
+    let first = first_equal(code);
+    same.len() == code.len()
+        && same
+            .iter()
+            .enumerate()
+            .all(|(k, &s)| s == k || (s < k && first[s] == first[k]))
+}
+
 /// A name as two words: its address and length.
 fn name(key: &mut Vec<u64>, s: &'static str) {
     key.push(s.as_ptr() as u64);
@@ -284,6 +298,13 @@ mod tests {
             "FFMA R5, -R4, R3, R5",
         ]);
         assert_eq!(first_equal(&c), vec![0, 1, 0, 3, 1, 3]);
+        assert!(shares_only_equals(&c, &[0, 1, 0, 3, 1, 3]));
+        assert!(
+            shares_only_equals(&c, &[0, 1, 2, 3, 4, 5]),
+            "sharing nothing is sound"
+        );
+        assert!(!shares_only_equals(&c, &[0, 0, 0, 3, 1, 3]), "1 is not 0");
+        assert!(!shares_only_equals(&c, &[0, 1, 0, 3, 1]), "one entry short");
     }
 
     #[test]

@@ -180,6 +180,11 @@ pub fn encode_function_with(
             origin,
             same,
         } = lay_out(f, &nops)?;
+        debug_assert!(
+            repeats::shares_only_equals(&out.instrs, &same),
+            "`{}`: layout shares an instruction with one it does not equal",
+            f.name
+        );
         // Each instruction is encoded once: the scoreboard pass reads the operand fields, and
         // the control word is written into the same word afterwards. An instruction equal to an
         // earlier one but for its address takes that one's encoding and analysis ([`repeats`]:

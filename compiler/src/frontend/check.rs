@@ -617,7 +617,7 @@ struct FastOperand {
     /// any) is an integer, bit-size or predicate type.
     int_literal: bool,
     /// At an address position: the types of a plain scalar register it accepts as an address,
-    /// alone or with an integer literal added (`[%rd6+8]`), the 32- and 64-bit integer types
+    /// alone or with an integer literal added or subtracted (`[%rd6+8]`), the 32- and 64-bit integer types
     /// (empty at any other position).
     address: TySet,
 }
@@ -1733,7 +1733,12 @@ impl Checker {
                         name,
                         component: None,
                     } => self.scalar_register_in(name, fast.address, ctx),
-                    Expr::Binary { lhs, rhs, .. } => match (&**lhs, &**rhs) {
+                    Expr::Binary {
+                        op: BinOp::Add | BinOp::Sub,
+                        lhs,
+                        rhs,
+                        ..
+                    } => match (&**lhs, &**rhs) {
                         (
                             Expr::Name {
                                 name,
