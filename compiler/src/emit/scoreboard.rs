@@ -563,6 +563,7 @@ pub fn cfg(nodes: &[Node]) -> Cfg {
 
 /// Reverse post-order of the blocks reachable from block 0, then the unreachable ones (called
 /// subroutines, dead code) in layout order.
+#[inline(never)] // once a function: kept apart in profiles
 fn rpo(cfg: &Cfg) -> Vec<usize> {
     let nb = cfg.blocks.len();
     let mut seen = vec![false; nb];
@@ -706,8 +707,12 @@ impl UnitSet {
     }
     #[inline]
     pub fn is_subset(&self, other: &UnitSet) -> bool {
-        // A register whose signature bit `other` lacks is certainly not in `other`.
-        self.1 & !other.1 == 0 && self.0.iter().all(|u| other.contains(u))
+        // A register whose signature bit `other` lacks is certainly not in `other`. Then one
+        // walk over both sorted lists, not a binary search per register: the retiring test of
+        // [`Events::add_own_events`] cost 200 instructions a call that way (3.2M on the
+        // straight-line 64k kernel).
+        let mut rest = other.0.iter();
+        self.1 & !other.1 == 0 && self.0.iter().all(|u| rest.any(|v| v == u))
     }
 }
 
@@ -801,6 +806,7 @@ fn event_succs<'a>(nodes: &[Node], g: &'a Cfg, b: usize) -> impl Iterator<Item =
 }
 
 /// Whether a call in `nodes` targets code inside the function (what [`call_reads`] patches).
+#[inline(never)] // once a function: kept apart in profiles
 fn has_local_calls(nodes: &[Node]) -> bool {
     nodes
         .iter()
@@ -1002,6 +1008,7 @@ struct Events<'a> {
 
 impl<'a> Events<'a> {
     /// The facts of every instruction; `same` as for [`assign_nodes_sharing`].
+    #[inline(never)] // once a function: kept apart in profiles
     fn new(nodes: &'a [Node], block_of: &'a [usize], same: Option<&[usize]>) -> Events<'a> {
         let mut names: Vec<&str> = Vec::new();
         let mut id = |q: Option<&'static str>| -> u8 {
@@ -1182,7 +1189,13 @@ impl<'a> Events<'a> {
         let first = if all {
             Some(0)
         } else {
-            state.0.iter().position(|p| self.hits(k, p))
+            // [`Events::hits`] with `k`'s facts read once, not at every pending event.
+            let me = &self.info[k];
+            let (by_rule, rw_sig) = (me.needs_by_rule, me.rw_sig);
+            state.0.iter().position(|p| {
+                (by_rule || p.by_rule || p.sig & rw_sig != 0)
+                    && self.hits_by_rules(k, p.ev, &self.sets[p.regs as usize])
+            })
         };
         // Most instructions need no pending event: then none completes either.
         let Some(first) = first else {
@@ -1330,35 +1343,41 @@ impl<'a> Events<'a> {
                 // registers) without making any wait unsafe. Only earlier instructions are
                 // dropped, so that in a loop the previous iteration's later events stay as they
                 // were.
-                let q = me.read_queue;
-                let retired = |old: &Pending| {
-                    let e = old.ev;
-                    // The signature test first: it rejects almost every entry.
-                    old.sig & !regs.1 == 0
-                        && ev_is_read(e)
-                        && ev_instr(e) < k
-                        && colour.is_none_or(|col| col[e as usize] == NONE)
-                        && self.info[ev_instr(e)].read_queue == q
-                        && self.sets[old.regs as usize].is_subset(regs)
-                };
+                let sig = regs.1;
                 // `Vec::retain` by hand: the entries are `Copy`, and the loop is half the
                 // instructions of `retain`'s (1.7M of the 155.0M of compiling the straight-line
-                // 16k kernel, 4 144 calls).
+                // 16k kernel, 4 144 calls). The signature test rejects almost every entry, and
+                // only it is in the loop: with the whole test inline, the loop kept its values
+                // on the stack, 44 instructions an entry (the straight-line 64k kernel's state
+                // holds 7 events on average at its 16 000 stores; with the merging
+                // `UnitSet::is_subset`, add_own_events 10.2M → 8.9M, callgrind, 2026-12-07).
+                let entries = &mut state.0;
                 let mut kept = 0;
-                for at in 0..state.0.len() {
-                    let old = state.0[at];
-                    if retired(&old) {
+                for at in 0..entries.len() {
+                    let old = entries[at];
+                    if old.sig & !sig == 0 && self.retired_by(k, &old, me.own_read, colour) {
                         continue;
                     }
-                    if kept < at {
-                        state.0[kept] = old;
-                    }
+                    entries[kept] = old;
                     kept += 1;
                 }
-                state.0.truncate(kept);
+                entries.truncate(kept);
             }
             state.insert(self.pending(ev_r(k), me.own_read));
         }
+    }
+
+    /// Whether the read event of instruction `k`, covering the registers of set `regs`,
+    /// retires the pending event `old` ([`Events::add_own_events`]), once the signatures
+    /// allow it.
+    #[inline(never)]
+    fn retired_by(&self, k: usize, old: &Pending, regs: u32, colour: Option<&[u8]>) -> bool {
+        let e = old.ev;
+        ev_is_read(e)
+            && ev_instr(e) < k
+            && colour.is_none_or(|col| col[e as usize] == NONE)
+            && self.info[ev_instr(e)].read_queue == self.info[k].read_queue
+            && self.sets[old.regs as usize].is_subset(&self.sets[regs as usize])
     }
 
     /// The pending event `ev` covering the registers of set `regs`.
@@ -1515,26 +1534,32 @@ enum Range {
 /// with the same ones (then [`assign_nodes`] need not walk it again: [`solve`] depends only on
 /// the events and the scoreboards, and `look` only adds the pending events it reports).
 #[allow(clippy::type_complexity)]
+#[inline(never)] // once a function: kept apart in profiles
 fn allocate(
     ev: &mut Events,
     g: &Cfg,
     order: &[usize],
     walked: &Walked,
-) -> (Vec<u8>, BTreeMap<Ev, BTreeSet<usize>>, Option<Walked>) {
+) -> (Vec<u8>, Waits, Option<Walked>) {
     let nodes = ev.nodes;
     // Wait points of every event.
-    let mut waits: BTreeMap<Ev, BTreeSet<usize>> = BTreeMap::new();
+    let mut waits: Waits = BTreeMap::new();
     for &(k, x) in walked.needed.iter().flatten() {
-        waits.entry(x).or_default().insert(k);
+        waits.entry(x).or_default().push(k);
+    }
+    for w in waits.values_mut() {
+        w.sort_unstable();
+        w.dedup();
     }
     // Groups: events with the same wait points. Textures keep to their own scoreboards.
     let mut group_of: HashMap<Ev, usize> = HashMap::default();
     let mut groups: Vec<(Vec<Ev>, usize, Range)> = Vec::new(); // events, first issue, range
-    let mut by_key: HashMap<(Vec<usize>, bool), usize> = HashMap::default();
-    let mut evs: Vec<(&Ev, &BTreeSet<usize>)> = waits.iter().collect();
-    evs.sort_by_key(|(e, _)| (ev_instr(**e), ev_is_read(**e)));
-    for (e, w) in evs {
-        let key: Vec<usize> = w.iter().copied().collect();
+    // Keyed by the wait points themselves, borrowed from `waits` (a copy of each was an
+    // allocation per event).
+    let mut by_key: HashMap<(&[usize], bool), usize> = HashMap::default();
+    // In event order, which is the order of (instruction, read event).
+    for (e, w) in &waits {
+        let key: &[usize] = w;
         let class = &nodes[ev_instr(*e)].class;
         let range = if ev_is_read(*e) {
             Range::Low
@@ -1580,7 +1605,7 @@ fn allocate(
                 .0
                 .iter()
                 .filter_map(|e| waits.get(e))
-                .filter_map(|w| w.range(start + 1..).next().copied())
+                .filter_map(|w| first_from(w, start + 1))
                 .min()
                 .map(|w| {
                     if groups[gi]
@@ -1611,11 +1636,7 @@ fn allocate(
         .iter()
         .map(|(evs, _, _)| {
             evs.iter()
-                .filter_map(|e| {
-                    waits
-                        .get(e)
-                        .and_then(|w| w.range(ev_instr(*e) + 1..).next().copied())
-                })
+                .filter_map(|e| waits.get(e).and_then(|w| first_from(w, ev_instr(*e) + 1)))
                 .min()
         })
         .collect();
@@ -1650,29 +1671,32 @@ fn allocate(
             // corpora, probes and kernels are on SB5 (`LDG.E.64 R2` `W5` … `CALL.REL.NOINC` `B5`
             // in `zluda/call`; four `LD.E` `W5` before the `CALL` in `zluda/call_rnd`).
             let into_call = end_of[gi] < nodes.len() && nodes[end_of[gi]].flow == Flow::Call;
-            let range: Vec<u8> = match groups[gi].2 {
-                Range::Low => (low_start..6).collect(),
-                Range::Long if into_call => (2..6).rev().collect(),
-                Range::Long => (2..6).collect(),
-                Range::Tex => (2..6).rev().collect(),
+            let range: &[u8] = match groups[gi].2 {
+                Range::Low => &SB_UP[usize::from(low_start)..],
+                Range::Long if into_call => &SB_DOWN[..4],
+                Range::Long => &SB_UP[2..],
+                Range::Tex => &SB_DOWN[..4],
             };
-            let used: BTreeSet<u8> = active
-                .iter()
-                .filter_map(|&(_, o)| colour_of_group[o])
-                .collect();
+            // Sets of scoreboards as bit masks (bit `c` = SB`c`), not two `BTreeSet`s and a
+            // `Vec` of the range for every group (with the inline wait lists, `allocate` less
+            // its walk 1.65M → 1.41M on the straight-line 64k kernel, callgrind, 2026-12-07).
+            let set_of = |groups: &mut dyn Iterator<Item = usize>| {
+                groups
+                    .filter_map(|o| colour_of_group[o])
+                    .fold(0u8, |set, c| set | 1 << c)
+            };
+            let used = set_of(&mut active.iter().map(|&(_, o)| o));
             // Of the free scoreboards, the first not busy where the group is first waited on:
             // `STS.64 [UR8], R8` / `STS [UR8+0x8], R2` take `R5` at 0x0300 of
             // `pyptx/matmul_tma_v33`, with SB1 and SB3 free in layout order but still held, on
             // the path that skips their block, by the stores at 0x0270 and 0x0280 when the
             // `LDS R2` at the join (0x0360) waits on the group.
-            let busy: BTreeSet<u8> = busy_at_wait[gi]
-                .iter()
-                .filter_map(|&o| colour_of_group[o])
-                .collect();
+            let busy = set_of(&mut busy_at_wait[gi].iter().copied());
+            let free = |set: u8, c: u8| set >> c & 1 == 0;
             let pick = range
                 .iter()
-                .find(|c| !used.contains(c) && !busy.contains(c))
-                .or_else(|| range.iter().find(|c| !used.contains(c)));
+                .find(|&&c| free(used, c) && free(busy, c))
+                .or_else(|| range.iter().find(|&&c| free(used, c)));
             let c = match pick {
                 Some(c) => *c,
                 None => {
@@ -1692,6 +1716,20 @@ fn allocate(
     let colour = colour_map(nodes.len(), &group_of, &colour_of_group);
     let walked = walked_with.and_then(|(used, w)| (used == colour).then_some(w));
     (colour, waits, walked)
+}
+
+/// The scoreboards in the orders the ranges try them ([`Range`]): up from SB0, down from SB5.
+const SB_UP: [u8; 6] = [0, 1, 2, 3, 4, 5];
+const SB_DOWN: [u8; 6] = [5, 4, 3, 2, 1, 0];
+
+/// The wait points of every event that is waited on: the instructions that wait for it, in
+/// layout order, each once. Inline vectors, not `BTreeSet`s: most events are waited on once,
+/// and a set's node was an allocation of 100 bytes per event.
+type Waits = BTreeMap<Ev, SmallVec<[usize; 2]>>;
+
+/// The first of the sorted wait points `w` at `from` or after.
+fn first_from(w: &[usize], from: usize) -> Option<usize> {
+    w[w.partition_point(|&x| x < from)..].first().copied()
 }
 
 /// The scoreboard of every event, from its group's: a table indexed by event (of a function of
@@ -1749,7 +1787,7 @@ fn busy_at_first_wait(
 fn merge_store_releases(
     nodes: &[Node],
     g: &Cfg,
-    waits: &BTreeMap<Ev, BTreeSet<usize>>,
+    waits: &Waits,
     groups: &mut [(Vec<Ev>, usize, Range)],
     group_of: &mut HashMap<Ev, usize>,
 ) {
@@ -1768,7 +1806,7 @@ fn merge_store_releases(
                 .0
                 .iter()
                 .filter_map(|e| waits.get(e))
-                .any(|w| w.range(p + 1..=k).next().is_some());
+                .any(|w| first_from(w, p + 1).is_some_and(|x| x <= k));
             if !waited_between && !first_wait_near(g, waits, &groups[gp].0, k) {
                 let moved = std::mem::take(&mut groups[gk].0);
                 for e in &moved {
@@ -1792,16 +1830,12 @@ fn merge_store_releases(
 /// (their first waits, `IMAD.MOV.U32 R3` at 0x02f0 and `LDC.64 R8` at 0x02e0, are in the next
 /// block), and `[UR8+0x20], R5` / `[UR8+0x24], R6` join `R4`, first waited at 0x0580
 /// (`pyptx/matmul_tma_v33`; the same in v34 and v35).
-fn first_wait_near(g: &Cfg, waits: &BTreeMap<Ev, BTreeSet<usize>>, group: &[Ev], k: usize) -> bool {
+fn first_wait_near(g: &Cfg, waits: &Waits, group: &[Ev], k: usize) -> bool {
     let first = group
         .iter()
-        .filter_map(|e| {
-            waits
-                .get(e)
-                .and_then(|w| w.range(ev_instr(*e) + 1..).next())
-        })
+        .filter_map(|e| waits.get(e).and_then(|w| first_from(w, ev_instr(*e) + 1)))
         .min();
-    first.is_some_and(|&w| {
+    first.is_some_and(|w| {
         let b = g.block_of[k];
         g.block_of[w] == b || g.succs[b].contains(&g.block_of[w])
     })
@@ -2344,6 +2378,7 @@ struct Memo<'m> {
 impl<'m> Memo<'m> {
     /// The tables of a function; `same` as for [`assign_nodes_sharing`] (an instruction equal
     /// to an earlier one has its class, signatures and flags).
+    #[inline(never)] // once a function: kept apart in profiles
     fn new(
         m: &'m latency::Model,
         code: &[Instr],
@@ -2402,9 +2437,10 @@ impl<'m> Memo<'m> {
         }
     }
 
-    /// The `issue.csv` distance from instruction `a` to instruction `b`, if a row applies.
-    fn issue(&mut self, a: usize, b: usize) -> Option<u8> {
-        let at = self.class[a] * self.classes + self.class[b];
+    /// The `issue.csv` distance from instruction `a` to instruction `b` (of class `class_b`),
+    /// if a row applies.
+    fn issue(&mut self, a: usize, b: usize, class_b: usize) -> Option<u8> {
+        let at = self.class[a] * self.classes + class_b;
         *self.issue[at].get_or_insert_with(|| {
             self.m
                 .issue_row(self.nodes[a].class, self.nodes[b].class)
@@ -2483,6 +2519,7 @@ impl LastWriters {
 /// Issue cycles of the instructions `s..e` of a block (relative to the block's first issue),
 /// given the ready times of registers written before the block. Returns the ready times left
 /// at the block's end, relative to the cycle after its last instruction.
+#[inline(never)] // once a function: kept apart in profiles
 #[allow(clippy::too_many_arguments)]
 fn time_block(
     code: &[Instr],
@@ -2511,12 +2548,16 @@ fn time_block(
         // instruction, with NOPs for the rest: `zluda/mma_*`).
         let mut tensor_wait = false;
         let mut why = Reason::Next;
-        // Issue distances from earlier instructions of the block.
-        for x in (s..k).rev() {
+        // Issue distances from earlier instructions of the block. The issue times walked as a
+        // slice and `k`'s class read once, not indexed at every step (time_block 18.3M →
+        // 17.9M on the straight-line 64k kernel, callgrind, 2026-12-07).
+        let last = if k > s { issue[k - 1] } else { 0 };
+        let class_k = memo.class[k];
+        for (x, &issue_x) in (s..k).zip(&issue[s..k]).rev() {
             // Issue times fall going back: once an earlier instruction is so early that neither
             // of the two rules of this loop could move `t` (each waits at most `memo.reach`
             // cycles after it), no earlier one can.
-            if issue[k - 1] - issue[x] > WINDOW || issue[x] + memo.reach <= t {
+            if last - issue_x > WINDOW || issue_x + memo.reach <= t {
                 break;
             }
             // Issue distances are measured between instructions that do not read each other's
@@ -2532,7 +2573,7 @@ fn time_block(
                 && fk.write_sig & fx.read_sig != 0
                 && node.writes.iter().any(|u| p.reads.contains(u))
             {
-                let at = issue[x] + TENSOR_WAR;
+                let at = issue_x + TENSOR_WAR;
                 if at > t {
                     t = at;
                     tensor_wait = false;
@@ -2548,8 +2589,8 @@ fn time_block(
             if (reads_result && node.flow != Flow::Call) || fx.never {
                 continue;
             }
-            if let Some(cycles) = memo.issue(x, k) {
-                let at = issue[x] + cycles as i64;
+            if let Some(cycles) = memo.issue(x, k, class_k) {
+                let at = issue_x + cycles as i64;
                 if at > t {
                     t = at;
                     tensor_wait = false;
@@ -2719,6 +2760,7 @@ fn yields_like_alu(node: &Node) -> bool {
     }
 }
 
+#[inline(never)] // once a function: kept apart in profiles
 fn yield_bits(code: &[Instr], nodes: &[Node], g: &Cfg, tensor_capped: &[bool], ctrl: &mut [Ctrl]) {
     for &(s, e) in &g.blocks {
         let mut since = 0u32;
@@ -2758,6 +2800,7 @@ fn yield_bits(code: &[Instr], nodes: &[Node], g: &Cfg, tensor_capped: &[bool], c
 /// 2: 11 791.
 const REUSE_BANK_WINDOW: usize = 2;
 
+#[inline(never)] // once a function: kept apart in profiles
 fn reuse_flags(nodes: &[Node], g: &Cfg, ctrl: &mut [Ctrl]) {
     for &(s, e) in &g.blocks {
         for k in s..e {
