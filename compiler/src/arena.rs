@@ -56,6 +56,16 @@
 //! the module's header from the checker) made the straight-line 16k kernel slower, median 24.4
 //! → 29.6 ms over 31 interleaved runs, and 29.7 ms with the checker's allocations sent to glibc
 //! so that the two threads did not share the arena's lists (64k 103 → 108 ms; 2026-12-02).
+//! Nor did scanning the second half of a large text on a second thread (2026-12-07 night: the
+//! second part lexed and folded from a line start after a `;`, joined to the first when the
+//! first part's scan confirmed the guess, its syntax tree from a bump region of its own so
+//! that the owner thread could reuse it; equal tokens and runs at every line start of the
+//! corpus). The compiling thread's instructions at straight-line 64k fell 446.8M → 400.5M,
+//! but the wall time did not move: median 66.4 → 65.3 ms over 41 interleaved runs, and 16k
+//! 13% slower. During the frontend the second core is already busy mapping the syntax tree's
+//! pages for this thread; the scanning thread took 3 200 page faults of its own there, so its
+//! half took 11 ms against 8–10 ms for the compiling thread's half, which itself lost the
+//! pages mapped ahead.
 //!
 //! A freed large block is reused only by its class or a smaller one (glibc merges neighbouring
 //! free blocks; loops 64k: 110 MB in the large region against 88 MB in glibc's heap, and 135 MB

@@ -813,7 +813,8 @@ fn mentions(m: &ast::Module, f: &ast::Function, name: &str) -> bool {
     }
     fn operand(o: &ast::Operand, n: &str) -> bool {
         match o {
-            ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr(e, n),
+            ast::Operand::Expr(e) => expr(e, n),
+            ast::Operand::Not(e, _) => expr(e, n),
             ast::Operand::Address(v, _) | ast::Operand::Vector(v, _) | ast::Operand::List(v, _) => {
                 v.iter().any(|o| operand(o, n))
             }

@@ -2502,7 +2502,7 @@ impl Checker {
                         ),
                     );
                 }
-                return self.value(&Operand::Expr(e.clone()), want, false, false, oc, ctx);
+                return self.value(&Operand::Expr((**e).clone()), want, false, false, oc, ctx);
             }
             Operand::Vector(items, span) if oc.opcode == "mov" => {
                 return self.packed_vector(items, *span, want, oc, ctx);
@@ -2637,7 +2637,8 @@ impl Checker {
 
     fn pred(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
         let e = match op {
-            Operand::Expr(e) | Operand::Not(e, _) => e,
+            Operand::Expr(e) => e,
+            Operand::Not(e, _) => e,
             other => {
                 self.error(
                     other.span(),
@@ -2858,7 +2859,12 @@ impl Checker {
     /// An operand whose kind the table does not pin down: only its names are resolved.
     fn any(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
         match op {
-            Operand::Expr(e) | Operand::Not(e, _) => {
+            Operand::Expr(_) | Operand::Not(..) => {
+                let e: &Expr = match op {
+                    Operand::Not(e, _) => e,
+                    Operand::Expr(e) => e,
+                    _ => unreachable!("matched above"),
+                };
                 self.check_literals(e);
                 let mut names = SmallVec::new();
                 expr_names(e, &mut names);

@@ -383,7 +383,7 @@ impl<'a> Line<'_, 'a, '_> {
             Tok::Bang => {
                 self.at += 1;
                 let e = self.atom()?;
-                Some(Operand::Not(e, Span::new(l, self.last_end())))
+                Some(Operand::Not(Box::new(e), Span::new(l, self.last_end())))
             }
             Tok::LBracket => {
                 self.at += 1;

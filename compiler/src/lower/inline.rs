@@ -1056,7 +1056,8 @@ impl Renamer {
 
     fn operand(&self, o: &mut Operand) {
         match o {
-            Operand::Expr(e) | Operand::Not(e, _) => self.expr(e),
+            Operand::Expr(e) => self.expr(e),
+            Operand::Not(e, _) => self.expr(e),
             Operand::Address(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => {
                 v.iter_mut().for_each(|x| self.operand(x))
             }

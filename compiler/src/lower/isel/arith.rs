@@ -413,7 +413,7 @@ impl Cx<'_> {
     pub(super) fn a_pred_src(&mut self, op: &ast::Operand) -> Option<(Reg, bool)> {
         let (e, neg) = match op {
             ast::Operand::Expr(e) => (e, false),
-            ast::Operand::Not(e, _) => (e, true),
+            ast::Operand::Not(e, _) => (&**e, true),
             _ => return None,
         };
         if let Some(name) = e.as_name()

@@ -89,7 +89,8 @@ fn feeds_uniform_operand(
             }
         }
         match o {
-            ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr(e, out),
+            ast::Operand::Expr(e) => expr(e, out),
+            ast::Operand::Not(e, _) => expr(e, out),
             ast::Operand::Address(v, _) | ast::Operand::Vector(v, _) | ast::Operand::List(v, _) => {
                 v.iter().for_each(|o| names(o, out))
             }
@@ -319,7 +320,8 @@ fn uniform_def(scopes: &PlanView<'_>, d: &Def<'_>, uniform: &FxHashSet<Var>) -> 
         }
     }
     ins.operands.iter().skip(1).all(|o| match o {
-        ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr_ok(e, &reg_ok),
+        ast::Operand::Expr(e) => expr_ok(e, &reg_ok),
+        ast::Operand::Not(e, _) => expr_ok(e, &reg_ok),
         // `ld.param d, [name+imm]`: the parameter's name, no register.
         ast::Operand::Address(a, _) if op == "ld" => a.iter().all(|o| match o {
             ast::Operand::Expr(e) => expr_ok(e, &|n: &str| scopes.reg(d.scope, n).is_none()),

@@ -118,7 +118,8 @@ fn count_names<'a>(o: &'a ast::Operand, uses: &mut rustc_hash::FxHashMap<&'a str
         }
     }
     match o {
-        ast::Operand::Expr(e) | ast::Operand::Not(e, _) => expr(e, uses),
+        ast::Operand::Expr(e) => expr(e, uses),
+        ast::Operand::Not(e, _) => expr(e, uses),
         ast::Operand::Address(v, _) | ast::Operand::Vector(v, _) | ast::Operand::List(v, _) => {
             v.iter().for_each(|o| count_names(o, uses));
         }

@@ -90,7 +90,7 @@ impl Cx<'_> {
     pub(super) fn pred_src(&mut self, op: &ast::Operand) -> Option<Operand> {
         let (e, not) = match op {
             ast::Operand::Expr(e) => (e, false),
-            ast::Operand::Not(e, _) => (e, true),
+            ast::Operand::Not(e, _) => (&**e, true),
             other => {
                 self.error(other.span(), "expected a predicate");
                 return None;
