@@ -263,6 +263,10 @@ impl<'a> Chains<'a> {
     }
 
     /// The opcode and modifiers of chain `k` ([`Chains::split`]) written at byte `at`.
+    // Inlined, and the modifiers pushed in a loop into a vector of their number: `collect` on
+    // the mapped slice iterator was a call of its own (straight-line 64k: `fold_line` 76.3M →
+    // 74.9M instructions; callgrind, 2026-12-07).
+    #[inline(always)]
     fn names_at(&self, k: usize, at: usize) -> (Name, Vec<Name>) {
         let (opcode, modifiers, _) = &self.split[k];
         let at = at as u32;
@@ -273,7 +277,11 @@ impl<'a> Chains<'a> {
                 end: n.span.end + at,
             },
         };
-        (moved(opcode), modifiers.iter().map(moved).collect())
+        let mut moved_modifiers = Vec::with_capacity(modifiers.len());
+        for m in modifiers {
+            moved_modifiers.push(moved(m));
+        }
+        (moved(opcode), moved_modifiers)
     }
 
     /// The opcode and modifiers of `chain` written at byte `at`, and the chain's index in
