@@ -776,6 +776,37 @@ mod tests {
         in_one_go.iter().map(Vec::len).sum()
     }
 
+    /// The packed key read from the source ([`chain_key_at`]) is the [`short_key`] of the
+    /// chain before the white space, so that a chain found in the table
+    /// ([`Chains::known_at`]) is the chain whose text was scanned.
+    #[test]
+    fn chain_keys_read_from_the_source_are_short_keys() {
+        let pad = "                ";
+        for chain in [
+            "a",
+            "add.s32",
+            "ld.global.f32",
+            "cvt.rn.f32.s32x",
+            "ld.global.nc.f32",
+        ] {
+            for end in [" ", "\t", "\n", "\r", "\0"] {
+                let src = format!("{chain}{end}%r1, 2;{pad}");
+                let want = (chain.len() <= 15).then(|| (short_key(chain).unwrap(), chain.len()));
+                assert_eq!(chain_key_at(src.as_bytes(), 0), want, "{src:?}");
+                let src = format!("{pad}{src}");
+                assert_eq!(chain_key_at(src.as_bytes(), pad.len()), want, "{src:?}");
+            }
+            // Followed by another byte: not the chain's key (the table never holds the key of
+            // a text with a `;`).
+            if let Some(key) = short_key(chain) {
+                let src = format!("{chain};{pad}");
+                assert_ne!(chain_key_at(src.as_bytes(), 0).map(|k| k.0), Some(key));
+            }
+        }
+        // Fewer than 16 bytes left: not read.
+        assert_eq!(chain_key_at(b"add.s32 %r1;", 0), None);
+    }
+
     /// Lines at the edges of what [`Folder::fold_line`] takes fold as their tokens do.
     #[test]
     fn lines_folded_from_bytes_fold_as_their_tokens() {
