@@ -1387,13 +1387,17 @@ mod tests {
             .collect()
     }
 
+    /// An owned copy of a [`Sorted`] answer, with the flags: opcode, number of modifiers after
+    /// it, types, flags, arithmetic group.
+    type OwnedSorted = (String, usize, Vec<Ty>, Vec<String>, Option<arith::ArithOp>);
+
     /// An owned copy of what [`OpcodeMemo::sort`] (or, `uncached`, `sort_uncached`) answers, with
     /// the flags, to compare answers.
     fn sorted(
         memo: &mut OpcodeMemo,
         ins: &ast::Instruction,
         uncached: bool,
-    ) -> Option<(String, usize, Vec<Ty>, Vec<String>, Option<arith::ArithOp>)> {
+    ) -> Option<OwnedSorted> {
         let mut flags = Flags::new();
         let s = if uncached {
             memo.sort_uncached(ins, &mut flags)
