@@ -459,6 +459,9 @@ pub struct PtxOp<'i> {
     /// `&str` is 136 bytes, and held here it was copied twice per instruction (callgrind, 16k
     /// straight-line kernel: 32k `memcpy` calls, 0.93M instructions).
     pub flags: &'i [&'i str],
+    /// The opcode's group in the arithmetic family (`None`: another family's), found once per
+    /// distinct opcode text ([`arith::ArithOp`]).
+    arith: Option<arith::ArithOp>,
 }
 
 impl PtxOp<'_> {
@@ -490,14 +493,17 @@ pub(super) struct OpcodeMemo {
     /// is taken by other words are sorted again every time (correct, only slower).
     by_hash: rustc_hash::FxHashMap<u64, u32>,
     sorted: Vec<SortedOpcode>,
+    /// The words of the instruction being sorted.
+    words: WordKeys,
     /// The types of the last instruction sorted without the memo.
     unremembered: Vec<Ty>,
 }
 
 /// One remembered opcode-and-modifiers text, sorted.
 struct SortedOpcode {
-    /// The words as written: the opcode's head, then each modifier (with its dot).
-    words: Box<[Box<str>]>,
+    /// The words as written, as [`short_key`]s: the opcode's head, then each modifier (with its
+    /// dot).
+    words: Box<[u128]>,
     /// The full opcode (`cp.async.bulk`).
     opcode: Box<str>,
     /// How many modifiers the opcode took (`.async.bulk` of `cp`: 2).
@@ -506,26 +512,74 @@ struct SortedOpcode {
     types: smallvec::SmallVec<[Ty; 4]>,
     /// Bit `i`: the `i`-th of the other modifiers is a type (not a flag).
     type_bits: u64,
+    /// The opcode's group in the arithmetic family.
+    arith: Option<arith::ArithOp>,
 }
 
 impl SortedOpcode {
-    fn matches(&self, ins: &ast::Instruction) -> bool {
-        // A byte loop: the words are a few bytes, shorter than a `memcmp` call.
-        fn same(a: &str, b: &str) -> bool {
-            a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
-        }
-        self.words.len() == 1 + ins.modifiers.len()
-            && same(&self.words[0], &ins.opcode.text)
-            && self.words[1..]
-                .iter()
-                .zip(&ins.modifiers)
-                .all(|(w, m)| same(w, &m.text))
+    fn matches(&self, words: &WordKeys) -> bool {
+        // An integer loop: a slice comparison is a `memcmp` call, longer than a few words.
+        let words = &words.keys;
+        self.words.len() == words.len() && self.words.iter().zip(words).all(|(a, b)| a == b)
     }
 }
 
-/// What [`OpcodeMemo::sort`] answers: the full opcode, the modifiers after it, and their
-/// types (the flags among them go into a list the caller owns).
-type Sorted<'a> = (std::borrow::Cow<'a, str>, &'a [Name], &'a [Ty]);
+/// An instruction's words as [`short_key`]s (the text packed into an integer), with their
+/// hash: what [`OpcodeMemo`] finds and compares an instruction's words by. Hashed and compared
+/// as text, byte by byte, they cost about 150 instructions per instruction (callgrind,
+/// straight-line 64k: 9.6M of `select`'s 133M; with the keys and an inlined [`Cx::lookup_reg`],
+/// `select` ran 6.7M fewer, 2026-12-07). Refilled for every instruction, not returned (a
+/// returned array of keys was a `memcpy` call per instruction).
+#[derive(Default)]
+struct WordKeys {
+    keys: Vec<u128>,
+    hash: u64,
+}
+
+impl WordKeys {
+    /// Reads `ins`'s words (the opcode's head, then each modifier); `false` when one is longer
+    /// than fifteen bytes (`.shared::cluster`), which [`short_key`] does not pack, or there are
+    /// more modifiers than [`SortedOpcode::type_bits`] has bits: such words are sorted every
+    /// time.
+    #[inline]
+    fn read(&mut self, ins: &ast::Instruction) -> bool {
+        self.keys.clear();
+        if ins.modifiers.len() > 64 {
+            return false;
+        }
+        let Some(head) = short_key(&ins.opcode.text) else {
+            return false;
+        };
+        let mut hash = Self::mix(0, head);
+        self.keys.push(head);
+        for m in &ins.modifiers {
+            let Some(k) = short_key(&m.text) else {
+                return false;
+            };
+            hash = Self::mix(hash, k);
+            self.keys.push(k);
+        }
+        self.hash = hash;
+        true
+    }
+
+    /// `hash` with one more word's key.
+    #[inline(always)]
+    fn mix(hash: u64, key: u128) -> u64 {
+        (hash.rotate_left(5) ^ (key as u64) ^ ((key >> 64) as u64))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+/// What [`OpcodeMemo::sort`] answers: the full opcode, the modifiers after it, their types (the
+/// flags among them go into a list the caller owns), and the opcode's group in the arithmetic
+/// family.
+type Sorted<'a> = (
+    std::borrow::Cow<'a, str>,
+    &'a [Name],
+    &'a [Ty],
+    Option<arith::ArithOp>,
+);
 
 /// An instruction's flags: its modifiers that are not types, in order.
 type Flags<'a> = smallvec::SmallVec<[&'a str; 8]>;
@@ -539,25 +593,19 @@ impl OpcodeMemo {
         ins: &'a ast::Instruction,
         flags: &mut Flags<'a>,
     ) -> Option<Sorted<'a>> {
-        use std::hash::{Hash, Hasher};
-        let mut h = rustc_hash::FxHasher::default();
-        ins.opcode.text.as_str().hash(&mut h);
-        for m in &ins.modifiers {
-            m.text.as_str().hash(&mut h);
+        if !self.words.read(ins) {
+            return self.sort_uncached(ins, flags);
         }
-        let hash = h.finish();
-        // More modifiers than `type_bits` has bits: not remembered (no PTX opcode has them).
-        let memo = ins.modifiers.len() <= 64;
-        let at = match self.by_hash.get(&hash) {
-            Some(&i) if self.sorted[i as usize].matches(ins) => Some(i as usize),
+        let at = match self.by_hash.get(&self.words.hash) {
+            Some(&i) if self.sorted[i as usize].matches(&self.words) => Some(i as usize),
             Some(_) => None,
-            None if memo => {
-                let made = Self::make(ins)?;
+            None => {
+                let made = Self::make(ins, &self.words)?;
                 self.sorted.push(made);
-                self.by_hash.insert(hash, self.sorted.len() as u32 - 1);
+                self.by_hash
+                    .insert(self.words.hash, self.sorted.len() as u32 - 1);
                 Some(self.sorted.len() - 1)
             }
-            None => None,
         };
         let Some(at) = at else {
             return self.sort_uncached(ins, flags);
@@ -578,11 +626,11 @@ impl OpcodeMemo {
                 flags.push(m.text.as_str());
             }
         }
-        Some((opcode, mods, &s.types))
+        Some((opcode, mods, &s.types, s.arith))
     }
 
-    /// Sorts `ins`'s words from scratch.
-    fn make(ins: &ast::Instruction) -> Option<SortedOpcode> {
+    /// Sorts `ins`'s words (`words`) from scratch.
+    fn make(ins: &ast::Instruction, words: &WordKeys) -> Option<SortedOpcode> {
         let (opcode, mods) = Isa::get().split_opcode(ins)?;
         let mut types = smallvec::SmallVec::new();
         let mut type_bits = 0u64;
@@ -593,14 +641,12 @@ impl OpcodeMemo {
             }
         }
         Some(SortedOpcode {
-            words: std::iter::once(&ins.opcode)
-                .chain(&ins.modifiers)
-                .map(|w| Box::from(w.text.as_str()))
-                .collect(),
+            words: words.keys.as_slice().into(),
             opcode: Box::from(&*opcode),
             in_opcode: ins.modifiers.len() - mods.len(),
             types,
             type_bits,
+            arith: arith::ArithOp::of(&opcode),
         })
     }
 
@@ -619,7 +665,8 @@ impl OpcodeMemo {
                 None => flags.push(m.text.as_str()),
             }
         }
-        Some((opcode, mods, &self.unremembered))
+        let arith = arith::ArithOp::of(&opcode);
+        Some((opcode, mods, &self.unremembered, arith))
     }
 }
 
@@ -840,14 +887,26 @@ impl Cx<'_> {
     pub(super) fn var(&mut self, name: &Name) -> Option<(Var, Ty)> {
         let r = self.lookup_reg(&name.text);
         if r.is_none() {
-            self.error(
-                name.span,
-                format!("`{}` is not a register ptxc can lower", name.text),
-            );
+            self.not_a_register(name);
         }
         r
     }
 
+    /// [`Cx::var`]'s diagnostic, out of line: formatting it inlined made every destination's
+    /// lookup save and restore registers.
+    #[cold]
+    #[inline(never)]
+    fn not_a_register(&mut self, name: &Name) {
+        self.error(
+            name.span,
+            format!("`{}` is not a register ptxc can lower", name.text),
+        );
+    }
+
+    /// The register `name` names in the current scope. Inlined: every operand of every
+    /// instruction asks, and as a call the cache hit spent a quarter of its instructions saving
+    /// and restoring registers (callgrind, straight-line 64k: 19 of 74).
+    #[inline(always)]
     pub(super) fn lookup_reg(&self, name: &str) -> Option<(Var, Ty)> {
         let Some(key) = short_key(name) else {
             return self.walk_scopes(name);
@@ -1265,7 +1324,7 @@ impl Cx<'_> {
             }
         }
         let mut flags = Flags::new();
-        let Some((opcode, mods, types)) = opcodes.sort(ins, &mut flags) else {
+        let Some((opcode, mods, types, arith)) = opcodes.sort(ins, &mut flags) else {
             self.error(
                 ins.opcode.span,
                 format!("unknown instruction `{}`", ins.opcode.text),
@@ -1277,6 +1336,7 @@ impl Cx<'_> {
             opcode: &opcode,
             types,
             flags: &flags,
+            arith,
         };
         // Each family says `None` for opcodes that are not its own.
         let done = self
@@ -1328,25 +1388,30 @@ mod tests {
             .collect()
     }
 
+    /// An owned copy of a [`Sorted`] answer, with the flags: opcode, number of modifiers after
+    /// it, types, flags, arithmetic group.
+    type OwnedSorted = (String, usize, Vec<Ty>, Vec<String>, Option<arith::ArithOp>);
+
     /// An owned copy of what [`OpcodeMemo::sort`] (or, `uncached`, `sort_uncached`) answers, with
     /// the flags, to compare answers.
     fn sorted(
         memo: &mut OpcodeMemo,
         ins: &ast::Instruction,
         uncached: bool,
-    ) -> Option<(String, usize, Vec<Ty>, Vec<String>)> {
+    ) -> Option<OwnedSorted> {
         let mut flags = Flags::new();
         let s = if uncached {
             memo.sort_uncached(ins, &mut flags)
         } else {
             memo.sort(ins, &mut flags)
         };
-        s.map(|(op, mods, types)| {
+        s.map(|(op, mods, types, arith)| {
             (
                 op.into_owned(),
                 mods.len(),
                 types.to_vec(),
                 flags.iter().map(|f| f.to_string()).collect(),
+                arith,
             )
         })
     }
@@ -1366,6 +1431,7 @@ mod tests {
              st.global.v2.f32 [%rd1], {%f1, %f2};\n\
              cvt.rn.f32.s32 %f2, %r1;\n\
              add.s32 %r3, %r1, %r2;\n\
+             ld.shared::cluster.u32 %r1, [%r2];\n\
              ret;\n}\n",
         );
         let mut memo = OpcodeMemo::default();
@@ -1374,12 +1440,16 @@ mod tests {
             assert!(fresh.is_some(), "{} is an opcode", i.opcode.text);
             assert_eq!(sorted(&mut memo, i, false), fresh, "{}", i.opcode.text);
         }
-        // One entry per distinct text: add.s32, fma, st, cvt, ret.
+        // One entry per distinct text: add.s32, fma, st, cvt, ret; `.shared::cluster` is too long
+        // a word to remember ([`WordKeys`]).
         assert_eq!(memo.sorted.len(), 5);
         let fma = sorted(&mut memo, &ins[2], false).expect("sorted");
         assert_eq!(fma.0, "fma");
         assert_eq!(fma.2, vec![Ty::parse(".f32").expect("a type")]);
         assert_eq!(fma.3, vec![".rn", ".ftz"]);
+        assert_eq!(fma.4, Some(arith::ArithOp::Fma));
+        let st = sorted(&mut memo, &ins[3], false).expect("sorted");
+        assert_eq!(st.4, None);
         // Every hash taken by the `ret` entry: the other words do not match it and are sorted
         // again, with the same answers.
         let ret = memo.sorted.len() as u32 - 1;

@@ -68,6 +68,32 @@ fn twin_only(m: &str) -> bool {
     )
 }
 
+/// What [`FirstDefs::set`] does with a definition, by its mnemonic: [`kept_def`] and
+/// [`twin_only`] in one `match` (debug builds check that they agree). Asked separately, they
+/// compared most mnemonics (`FFMA`, `I2FP`, `STG`: kept by neither) with 22 strings and the
+/// kept ones with up to 31, for every selected instruction (callgrind, straight-line 64k:
+/// `FirstDefs::set` 5.1M).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DefRecord {
+    /// Not kept ([`kept_def`] is false).
+    Other,
+    /// Kept ([`kept_def`]), and not only for the uniform questions.
+    Kept,
+    /// Kept, and only the uniform questions look at it ([`twin_only`]).
+    TwinOnly,
+}
+
+fn def_record(m: &str) -> DefRecord {
+    match m {
+        "IADD3" | "VIADD" | "LEA" | "SHF" | "SGXT" | "LOP3" | "IMAD" | "PRMT" | "SEL" => {
+            DefRecord::TwinOnly
+        }
+        "S2R" | "LDC" | "MOV" | "ISETP" | "PLOP3" | "COPY" | "LD" | "LDG" | "LDS" | "PHI"
+        | "ELECT" | "FSETP" | "UMOV" => DefRecord::Kept,
+        _ => DefRecord::Other,
+    }
+}
+
 /// The first instruction that defines each virtual register, so that a value can be recomputed
 /// in the uniform datapath or recognised (a constant, a parameter word).
 ///
@@ -176,8 +202,15 @@ impl FirstDefs {
         if self.slot.len() <= i {
             self.slot.resize(i + 1, Self::UNSEEN);
         }
-        self.slot[i] = if kept_def(inst.mnemonic)
-            && !(twin_only(inst.mnemonic) && self.reads_per_thread(inst, vregs))
+        let record = def_record(inst.mnemonic);
+        debug_assert_eq!(
+            (record != DefRecord::Other, record == DefRecord::TwinOnly),
+            (kept_def(inst.mnemonic), twin_only(inst.mnemonic)),
+            "def_record agrees with kept_def and twin_only on {}",
+            inst.mnemonic
+        );
+        self.slot[i] = if record == DefRecord::Kept
+            || (record == DefRecord::TwinOnly && !self.reads_per_thread(inst, vregs))
         {
             self.kept.push(inst.clone());
             self.kept.len() as u32 - 1
@@ -361,14 +394,24 @@ impl Cx<'_> {
         Some(u)
     }
 
-    /// Remembers the last instruction that wrote each word of a multi-word vreg.
+    /// Remembers the last instruction that wrote each word of a multi-word vreg. Inlined up to
+    /// the width test: most definitions are of one-word registers, and as a call the test cost
+    /// 31 instructions per selected instruction (callgrind, straight-line 64k: 1.7M).
+    #[inline(always)]
     pub(super) fn note_word_def(&mut self, d: Reg, inst: &Inst) {
+        if let Reg::Virt { vreg, .. } = d
+            && self.f.vreg(vreg).words >= 2
+        {
+            self.note_multiword_def(d, inst);
+        }
+    }
+
+    /// [`Cx::note_word_def`] of a word (or words) of a multi-word vreg.
+    #[inline(never)]
+    fn note_multiword_def(&mut self, d: Reg, inst: &Inst) {
         let Reg::Virt { vreg, first, count } = d else {
             return;
         };
-        if self.f.vreg(vreg).words < 2 {
-            return;
-        }
         // Only what `uniform_word` can use: a copy, or an instruction with a uniform twin.
         let usable = inst.mnemonic == "COPY" || uniform_mnemonic(inst.mnemonic).is_some();
         for w in first..first + count {
@@ -792,6 +835,26 @@ fn sources_uniform(def: &Inst, mut reg_uniform: impl FnMut(Reg) -> bool) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`def_record`] sorts every mnemonic as [`kept_def`] and [`twin_only`] do: those selection
+    /// makes, the uniform twins, pseudos, and a few that neither keeps.
+    #[test]
+    fn sisel_def_record_agrees_with_kept_def_and_twin_only() {
+        let mnemonics = [
+            "S2R", "LDC", "MOV", "IADD3", "VIADD", "LEA", "SHF", "SGXT", "LOP3", "IMAD", "PRMT",
+            "SEL", "ISETP", "PLOP3", "COPY", "LD", "LDG", "LDS", "PHI", "ELECT", "FSETP", "UMOV",
+            "UNDEF", "FFMA", "FADD", "FMUL", "I2FP", "STG", "S2UR", "ULDC", "UIADD3", "UISETP",
+            "IADD", "LDSM", "MOV32I", "",
+        ];
+        for m in mnemonics {
+            let record = def_record(m);
+            assert_eq!(
+                (record != DefRecord::Other, record == DefRecord::TwinOnly),
+                (kept_def(m), twin_only(m)),
+                "{m}"
+            );
+        }
+    }
 
     fn info(class: RegClass) -> VRegInfo {
         VRegInfo {
