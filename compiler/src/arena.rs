@@ -520,6 +520,25 @@ fn bump(next: &mut usize, end: usize, size: usize) -> (*mut u8, bool) {
     (block, true)
 }
 
+impl Arena {
+    /// [`GlobalAlloc::alloc`] for any layout: the arena's block of its class if it has one
+    /// (reserving the address space on the first call), else `System`'s.
+    ///
+    /// # Safety
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline(never)]
+    unsafe fn alloc_general(&self, layout: Layout) -> *mut u8 {
+        if let Some(class) = Self::class(layout) {
+            let (block, _) = self.take(class);
+            if !block.is_null() {
+                return block;
+            }
+        }
+        // SAFETY: the caller's contract (a non-zero size).
+        unsafe { System.alloc(layout) }
+    }
+}
+
 /// A block of large class `k` cut from the smallest free block of a larger class: a block of
 /// class `j` splits into blocks of classes `k`, `k`, `k + 1`, … `j - 1` (the first is taken, the
 /// others go on their lists), so memory a large vector left behind serves smaller ones instead
@@ -543,14 +562,30 @@ fn split_larger(lists: &mut Lists, k: usize) -> Option<*mut u8> {
 unsafe impl GlobalAlloc for Arena {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if let Some(class) = Self::class(layout) {
-            let (block, _) = self.take(class);
-            if !block.is_null() {
+        // The owner's small block, from its list or fresh, in line: nearly all of a compile's
+        // allocations. Through the general path (a call to `take`, the class as an enum, the
+        // reservation check) they cost twice as much: straight-line 64k, `__rust_alloc`
+        // 23.1M → 11.7M instructions, the whole process 414.1M → 402.7M (callgrind,
+        // 2026-12-07).
+        if layout.size() <= MAX_SMALL && layout.align() <= GRAIN && self.mine() {
+            // SAFETY: this thread owns the lists.
+            let lists = unsafe { &mut *self.lists.get() };
+            // A layout's size is at least 1 (`GlobalAlloc::alloc`'s contract).
+            let k = (layout.size() - 1) / GRAIN;
+            if let Some(block) = pop(&mut lists.free[k]) {
+                return block;
+            }
+            // Before the reservation `next` and `end_small` are both 0, and this fails.
+            let size = (k + 1) * GRAIN;
+            if lists.end_small - lists.next >= size {
+                let block = lists.next as *mut u8;
+                lists.next += size;
+                self.frontier_small.store(lists.next, Ordering::Relaxed);
                 return block;
             }
         }
-        // SAFETY: the caller's contract (a non-zero size).
-        unsafe { System.alloc(layout) }
+        // SAFETY: the caller's contract.
+        unsafe { self.alloc_general(layout) }
     }
 
     #[inline]
