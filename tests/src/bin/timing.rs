@@ -1,7 +1,8 @@
 //! Whole-process timing of ptxc (release build) against ptxas on the same files: the corpus
 //! files both compile, and generated straight-line and looping kernels of 1k to 100k
 //! instructions (`ptxc::bench_kernels`). Each measurement is the median wall time of several
-//! runs, the two compilers alternating; the load average is printed with the results.
+//! runs, the two compilers alternating; the load average and the processor model are printed
+//! with the results.
 //!
 //! ```text
 //! cargo build --release -p ptxc
@@ -111,6 +112,17 @@ fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".into())
+}
+
+/// The processor model and the number of processors (`/proc/cpuinfo`).
+fn machine() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split(':').nth(1))
+        .map_or("?", str::trim);
+    let n = info.lines().filter(|l| l.starts_with("processor")).count();
+    format!("{model}, {n} processors")
 }
 
 /// Wall and CPU time (user + system) of one run in seconds, or the tool's error.
@@ -252,6 +264,8 @@ fn main() -> ExitCode {
         o.runs,
         load()
     );
+    // Sessions may run on different hosts, and wall times are only comparable on one.
+    println!("timing: machine: {}", machine());
     if o.corpus {
         let mut ratios = Vec::new();
         let mut cpu_ratios = Vec::new();
