@@ -2859,27 +2859,14 @@ impl Checker {
     /// An operand whose kind the table does not pin down: only its names are resolved.
     fn any(&mut self, op: &Operand, oc: &OpCheck<'_>, ctx: &FnCtx) {
         match op {
-            Operand::Expr(_) | Operand::Not(..) => {
-                let e: &Expr = match op {
-                    Operand::Not(e, _) => e,
-                    Operand::Expr(e) => e,
-                    _ => unreachable!("matched above"),
-                };
-                self.check_literals(e);
-                let mut names = SmallVec::new();
-                expr_names(e, &mut names);
-                for n in names {
-                    if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
-                        self.error(n.span, format!("Unknown symbol '{}'", n.text));
-                    }
-                }
-            }
+            Operand::Expr(e) => self.any_expr(e, ctx),
+            Operand::Not(e, _) => self.any_expr(e, ctx),
             Operand::Pair(pair, _) => {
                 let (a, b) = &**pair;
                 if let Some(a) = a {
-                    self.any(&Operand::Expr(a.clone()), oc, ctx);
+                    self.any_expr(a, ctx);
                 }
-                self.any(&Operand::Expr(b.clone()), oc, ctx);
+                self.any_expr(b, ctx);
             }
             Operand::Address(..) => self.address(op, oc, ctx),
             Operand::Vector(items, _) | Operand::List(items, _) => {
@@ -2888,6 +2875,18 @@ impl Checker {
                 }
             }
             Operand::Sink(_) => {}
+        }
+    }
+
+    /// [`Checker::any`] of an expression: its literals checked and its names resolved.
+    fn any_expr(&mut self, e: &Expr, ctx: &FnCtx) {
+        self.check_literals(e);
+        let mut names = SmallVec::new();
+        expr_names(e, &mut names);
+        for n in names {
+            if matches!(self.resolve(&n.text, ctx), Resolved::Unknown) {
+                self.error(n.span, format!("Unknown symbol '{}'", n.text));
+            }
         }
     }
 

@@ -203,45 +203,47 @@ fn numbering(f: &Function, cfg: &Cfg, setmaxnreg: bool) -> Vec<BlockId> {
 
 fn intervals(f: &Function, live: &Liveness, order: &[BlockId]) -> Vec<Option<Interval>> {
     let mut iv: Vec<Option<Interval>> = vec![None; f.vregs.len()];
-    let touch = |v: VReg, at: u32, iv: &mut Vec<Option<Interval>>| {
-        let slot = &mut iv[v.0 as usize];
-        match slot {
-            Some(i) => {
-                i.start = i.start.min(at);
-                i.end = i.end.max(at);
-            }
-            None => {
-                *slot = Some(Interval {
-                    vreg: v,
-                    start: at,
-                    end: at,
-                })
-            }
-        }
-    };
     let mut pos = 0u32;
     for &b in order {
         let start = pos;
         let n = f.block(b).insts.len() as u32;
         let end = start + 2 * n + 1;
         for &v in &live.live_in[b.0 as usize] {
-            touch(VReg(v), start, &mut iv);
+            touch(&mut iv, VReg(v), start);
         }
         for &v in &live.live_out[b.0 as usize] {
-            touch(VReg(v), end, &mut iv);
+            touch(&mut iv, VReg(v), end);
         }
         for (k, inst) in f.block(b).insts.iter().enumerate() {
             // Reads at `at`, writes at `at + 1`.
             let at = start + 2 * k as u32;
             inst.for_each_reg(|r| {
                 if let Some(v) = r.reg.vreg() {
-                    touch(v, at + u32::from(r.def), &mut iv);
+                    touch(&mut iv, v, at + u32::from(r.def));
                 }
             });
         }
         pos = end + 1;
     }
     iv
+}
+
+/// Widens `v`'s interval in `iv` to cover point `at` (or starts it there).
+#[inline(always)]
+fn touch(iv: &mut [Option<Interval>], v: VReg, at: u32) {
+    match &mut iv[v.0 as usize] {
+        Some(i) => {
+            i.start = i.start.min(at);
+            i.end = i.end.max(at);
+        }
+        slot => {
+            *slot = Some(Interval {
+                vreg: v,
+                start: at,
+                end: at,
+            })
+        }
+    }
 }
 
 /// [`intervals`] and the liveness of a function of one block with no successor and no `PHI`,
@@ -256,20 +258,7 @@ fn straight_line_intervals(f: &Function) -> (Liveness, Vec<Option<Interval>>) {
         let at = 2 * k as u32;
         inst.for_each_reg(|r| {
             if let Some(v) = r.reg.vreg() {
-                let p = at + u32::from(r.def);
-                match &mut iv[v.0 as usize] {
-                    Some(i) => {
-                        i.start = i.start.min(p);
-                        i.end = i.end.max(p);
-                    }
-                    slot => {
-                        *slot = Some(Interval {
-                            vreg: v,
-                            start: p,
-                            end: p,
-                        })
-                    }
-                }
+                touch(&mut iv, v, at + u32::from(r.def));
             }
         });
     }
